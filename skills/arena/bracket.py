@@ -340,12 +340,19 @@ def job_key(kind, rnd, match, side):
     return (-CHAIN[kind], rnd, match, side)
 
 
-def round_jobs(rnd, matches, spawn_order=None):
-    """The job graph of one round in the scheduler's terms (for `plan` and tests)."""
+def round_jobs(rnd, matches, spawn_order=None, looks=0.0, wave=DEFAULT_WAVE):
+    """The job graph of one round in the scheduler's terms (for `plan` and tests).
+
+    looks: the share of matches that get a second look after their first
+    judge; a round whose judges fit in half a wave gets both looks side by side.
+    """
     jobs = {}
     if spawn_order is not None:
         for pos, a in enumerate(spawn_order):
             jobs["s%d" % a] = (job_key("spawn", 0, pos, 0), [])
+    side_by_side = looks > 0 and 2 * matches <= wave
+    later = int(round(looks * matches)) if looks and not side_by_side else 0
+    rechecked = {int(k * matches / later) for k in range(later)} if later else set()
     for k in range(matches):
         a, b = 2 * k, 2 * k + 1
         first = spawn_order is not None
@@ -353,11 +360,15 @@ def round_jobs(rnd, matches, spawn_order=None):
         jobs["a%d" % b] = (job_key("atk", rnd, k, 1), ["s%d" % a, "s%d" % b] if first else [])
         jobs["d%d" % a] = (job_key("def", rnd, k, 0), ["a%d" % b])
         jobs["d%d" % b] = (job_key("def", rnd, k, 1), ["a%d" % a])
-        jobs["j%d" % k] = (job_key("judge", rnd, k, 0), ["d%d" % a, "d%d" % b])
+        jobs["j%d" % k] = (job_key("judge", rnd, k, 1), ["d%d" % a, "d%d" % b])
+        if side_by_side:
+            jobs["k%d" % k] = (job_key("judge", rnd, k, 2), ["d%d" % a, "d%d" % b])
+        elif k in rechecked:
+            jobs["k%d" % k] = (job_key("judge", rnd, k, 2), ["j%d" % k])
     return jobs
 
 
-def packed_waves(n, wave, baseline=False):
+def packed_waves(n, wave, baseline=False, looks=0.0):
     """(waves with packing, lower bound) for n agents, W at a time.
 
     Rounds stay barriers: pairing a round needs all its winners. Within a
@@ -367,9 +378,10 @@ def packed_waves(n, wave, baseline=False):
     sizes = field_sizes(n)
     for r, alive in enumerate(sizes[:-1], 1):
         m = alive // 2
-        jobs = round_jobs(r, m, list(range(n)) if r == 1 else None)
+        jobs = round_jobs(r, m, list(range(n)) if r == 1 else None, looks, wave)
         total += len(list_schedule(jobs, wave))
-        bound += max(-(-len(jobs) // wave), 4 if r == 1 else 3)
+        chain = (4 if r == 1 else 3) + (1 if any(d and d[0].startswith("j") for _, d in jobs.values()) else 0)
+        bound += max(-(-len(jobs) // wave), chain)
     if n == 1:
         total = bound = 1
     if baseline:
@@ -442,6 +454,8 @@ def new_state(ev, sizes):
         add_job(st, "spawn-" + a)
     if n == 1:
         st["champion"] = ids[0]
+        if st["baseline"]:
+            add_job(st, "final", ["spawn-" + ids[0]])
     else:
         start_round(st, ids)
     return st
@@ -474,6 +488,10 @@ def start_round(st, alive):
         add_job(st, "%s-def-%s" % (mid, b), ["%s-atk-%s" % (mid, a)])
         both = ["%s-def-%s" % (mid, a), "%s-def-%s" % (mid, b)]
         judges = st["final_judges"] if len(alive) == 2 else 1
+        # When a round's judges leave half a wave empty anyway, both looks run
+        # side by side: a second opinion for no extra wave, where it matters most.
+        if judges == 1 and st["recheck"] is not None and 2 * len(rnd["matches"]) <= st["wave"]:
+            judges = 2
         for k in range(1, judges + 1):
             add_job(st, judge_id(mid, k), both)
 
@@ -552,6 +570,8 @@ def on_done(st, job, out):
     if kind == "spawn":
         st["sol"][job[6:]] = out.get("sol")
         spawn_settled(st, job[6:])
+        if out.get("sol") is None and "final" in st["jobs"]:
+            st["jobs"]["final"]["s"] = "cancelled"
     elif kind == "def":
         st["sol"][job.split("-")[3]] = out.get("sol") or st["sol"].get(job.split("-")[3])
     elif kind == "judge":
@@ -1010,12 +1030,16 @@ def judge_sides(st, job, attempt):
     else:
         m = find_match(st, match_of(job))
         sides = [m["a"], m["b"]]
-    first = judge_id(match_of(job), 1) if job != "final" else None
-    prior = st["summ"].get(first) if job.endswith("-judge2") else None
     pool = list(LABELS)
-    if prior:
-        sides = [prior["order"][1], prior["order"][0]]
-        pool = [x for x in pool if x not in prior["names"]]
+    if job.endswith("-judge2"):
+        first = judge_id(match_of(job), 1)
+        prior = st["summ"].get(first)
+        if prior:
+            order, used = prior["order"], prior["names"]
+        else:  # both looks run side by side: swap the first look's first try
+            order, used = judge_sides(st, first, 1)
+        sides = [order[1], order[0]]
+        pool = [x for x in pool if x not in used]
     else:
         sides = shuffled(rng, sides)
     names = shuffled(rng, pool)[:2]
@@ -1212,7 +1236,8 @@ def progress(st):
     """Numbers for the progress line: round, phase, jobs, waves, times."""
     done = sum(1 for info in st["jobs"].values() if info["s"] == "done")
     retry = sum(1 for info in st["jobs"].values() if info["s"] == "ready" and info["t"] > 0)
-    waves_plan, _ = packed_waves(st["agents"], st["wave"], st["baseline"]) if st["pack"] else \
+    looks = RECHECK_SHARE if st["recheck"] is not None else 0.0
+    waves_plan, _ = packed_waves(st["agents"], st["wave"], st["baseline"], looks) if st["pack"] else \
         (sum(r[5] for r in plan_rows(st["agents"], st["wave"], st["baseline"])), 0)
     waves_plan = max(waves_plan, len(st["waves"]))
     open_jobs = [j for j, info in st["jobs"].items() if info["s"] in ("ready", "issued")]
@@ -1445,10 +1470,21 @@ def plan_table(n, wave, baseline=False, recheck=True):
     out.append("packed waves (ready jobs from any phase share a wave): %d (best possible with round barriers: %d)"
                % (packed, bound))
     if recheck and n > 1:
-        extra = int(round(RECHECK_SHARE * (n - 1)))
-        out.append("second look at close matches: about %d more judge calls (%d%% of matches), %d calls in all"
-                   % (extra, round(100 * RECHECK_SHARE), calls + extra))
+        extra = expected_looks(n, wave)
+        waves2, _ = packed_waves(n, wave, baseline, RECHECK_SHARE)
+        out.append("second looks (close matches, and every match of rounds small enough to judge twice in one wave):")
+        out.append("  about %d more judge calls, %d calls in all (x%.2f), about %d packed waves"
+                   % (extra, calls + extra, (calls + extra) / float(calls), waves2))
     return "\n".join(out)
+
+
+def expected_looks(n, wave):
+    """Second-look judge calls to expect: all matches of small rounds, a share of the rest."""
+    extra = 0
+    for alive in field_sizes(n)[:-1]:
+        m = alive // 2
+        extra += m if 2 * m <= wave else int(round(RECHECK_SHARE * m))
+    return extra
 
 
 # Share of matches that get a second judge at the default margin, as measured
@@ -1723,7 +1759,8 @@ def cmd_winner(args):
             opp = opponent(m, champ)
             line = "%s vs %s: %s" % (m["id"], opp, res["how"])
             if res.get("tot"):
-                line += " %d-%d" % (res["tot"][champ], res["tot"][opp])
+                looks = res.get("n", 1)
+                line += " %s-%s" % (points(res["tot"][champ], looks), points(res["tot"][opp], looks))
             if res["how"] == "judge" and res.get("n") == 2:
                 line += ", second look %s" % ("agreed" if res.get("agree") else "disagreed: scores summed")
             elif res["how"] == "panel":
@@ -1745,6 +1782,12 @@ def cmd_winner(args):
             print("report: %s" % report)
         print_tree_changes(run)
     with_run(args, go, write=False)
+
+
+def points(total, looks):
+    """A total on the rubric's scale: several looks are averaged for display."""
+    value = total / float(looks or 1)
+    return "%d" % value if value == int(value) else "%.1f" % value
 
 
 def print_final(st):
