@@ -1681,6 +1681,14 @@ def cmd_advance(args):
     with_run(args, go)
 
 
+def cmd_report(args):
+    def go(run, st):
+        sys.path.insert(0, HERE)
+        import report  # report.py, beside this file
+        print("report: %s" % report.write_report(run, st))
+    with_run(args, go, write=False)
+
+
 def cmd_repair(args):
     run = find_run(args.run)
     with run.lock():
@@ -1878,6 +1886,7 @@ def build_parser():
     command("advance", cmd_advance, "eliminate the losers and pair the survivors")
     command("status", cmd_status, "progress, rounds, alive agents, and files changed outside .arena/")
     command("winner", cmd_winner, "the survivor, its card, path, the attacks it survived, the baseline check")
+    command("report", cmd_report, "write report.html: the bracket, scores, attacks and the winner's path")
     command("repair", cmd_repair, "rebuild state.json from journal.jsonl")
     return p
 
