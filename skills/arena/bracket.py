@@ -1453,6 +1453,73 @@ def cmd_plan(args):
     n = 8 if args.quick else args.agents
     check_numbers(n, args.wave)
     print(plan_table(n, args.wave, args.baseline, args.recheck != "off"))
+    if args.task_file:
+        task = read_input(args.task_file, "--task-file")
+        calls = job_counts(n, args.wave, args.baseline, args.recheck != "off")
+        print(format_estimate(estimate_tokens(calls, tokens_of(task), ASSUMED), "assumed"))
+
+
+# Token arithmetic. Sizes in tokens (about 4 characters each); the assumed
+# sizes are printed with the estimate, and `status` redoes it with real sizes.
+ASSUMED = {"solution": 1500, "attack": 600, "defence": 500, "verdict": 250}
+BRIEF_TOKENS = 900        # a brief's own text, without the task
+CLIENT_TOKENS = 12000     # Claude Code's system prompt and tool definitions, per sub-agent
+TURNS = 4                 # model turns per sub-agent call: read, read inputs, write, reply
+
+
+def tokens_of(text_or_bytes):
+    return max(1, len(text_or_bytes) // 4)
+
+
+def job_counts(n, wave, baseline, recheck):
+    matches = n - 1
+    judges = matches + (expected_looks(n, wave) if recheck and n > 1 else 0)
+    return {"spawn": n, "atk": 2 * matches, "def": 2 * matches, "judge": judges, "final": 1 if baseline else 0}
+
+
+def estimate_tokens(calls, task, size):
+    """(input tokens, output tokens) for a whole run.
+
+    Each call reads the client's prompt, its brief and the task on every turn
+    (mostly served from the prompt cache), plus the files the brief names.
+    """
+    s, a, d, v = size["solution"], size["attack"], size["defence"], size["verdict"]
+    fixed = TURNS * (CLIENT_TOKENS + BRIEF_TOKENS + task)
+    reads = {"spawn": 0, "atk": 2 * s, "def": s + a, "judge": 2 * (s + a + d), "final": 2 * s}
+    writes = {"spawn": s, "atk": a, "def": d + s, "judge": v, "final": v}
+    tin = sum(k * (fixed + reads[kind]) for kind, k in calls.items())
+    tout = sum(k * writes[kind] for kind, k in calls.items())
+    return tin, tout, size
+
+
+def format_estimate(est, how):
+    tin, tout, size = est
+    return ("tokens (estimate): about %s input, mostly cached repeats of Claude Code's own prompt, and %s output; "
+            "%s sizes: solution %d, attack %d, defence %d, verdict %d tokens"
+            % (human(tin), human(tout), how, size["solution"], size["attack"], size["defence"], size["verdict"]))
+
+
+def human(x):
+    return "%.1fM" % (x / 1e6) if x >= 1e6 else "%dk" % round(x / 1e3) if x >= 1e3 else str(x)
+
+
+def measured_sizes(run, st):
+    """Average sizes of the outputs written so far, in tokens (assumed where none yet)."""
+    sums = {k: [0, 0] for k in ASSUMED}
+    for job, info in st["jobs"].items():
+        if info["s"] != "done" or st["summ"].get(job, {}).get("missing"):
+            continue
+        kind = job_kind(job)
+        for path in outputs_of(job):
+            what = {"spawn": "solution", "atk": "attack", "judge": "verdict", "final": "verdict"}.get(kind)
+            if kind == "def":
+                what = "solution" if "-sol-" in path else "defence"
+            try:
+                sums[what][0] += os.path.getsize(run.path(path))
+                sums[what][1] += 1
+            except OSError:
+                pass
+    return {k: (tokens_of(b" " * (total // count)) if count else ASSUMED[k]) for k, (total, count) in sums.items()}
 
 
 def plan_table(n, wave, baseline=False, recheck=True):
@@ -1716,6 +1783,10 @@ def cmd_status(args):
             print("retry %s: %s" % (job, why[:120]))
         for mid, why in sorted(st["manual"].items()):
             print("needs a decision by hand: %s (%s)" % (mid, why))
+        calls = job_counts(st["agents"], st["wave"], st["baseline"], st["recheck"] is not None)
+        task = tokens_of(read_text(run.path("task.md")))
+        print(format_estimate(estimate_tokens(calls, task, measured_sizes(run, st)), "measured"))
+        print(format_estimate(estimate_tokens(calls, task, ASSUMED), "assumed"))
         print_tree_changes(run)
     with_run(args, go, write=False)
 
@@ -1851,6 +1922,7 @@ def build_parser():
     c.add_argument("--wave", type=whole, default=DEFAULT_WAVE)
     c.add_argument("--baseline", action="store_true", help="add the final check against the old answer")
     c.add_argument("--recheck", default=str(DEFAULT_RECHECK), help="margin for a second judge, or off")
+    c.add_argument("--task-file", help="estimate tokens for this task")
 
     c = command("init", cmd_init, "start a run: deal cards, pair round 1, write the state", run=False)
     c.add_argument("--agents", type=whole, default=DEFAULT_AGENTS)
