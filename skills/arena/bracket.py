@@ -478,10 +478,10 @@ def start_round(st, alive):
         st["byes"][rnd["bye"]] = st["byes"].get(rnd["bye"], 0) + 1
     for m in rnd["matches"]:
         mid, a, b = m["id"], m["a"], m["b"]
-        if number > 1 and (st["sol"].get(a) is None or st["sol"].get(b) is None):
+        if number > 1 and (no_solution(st, a) or no_solution(st, b)):
             forfeit(st, m)
             continue
-        first = ["spawn-" + a, "spawn-" + b] if number == 1 else []
+        first = ["spawn-" + a, "spawn-" + b]
         add_job(st, "%s-atk-%s" % (mid, a), first)
         add_job(st, "%s-atk-%s" % (mid, b), first)
         add_job(st, "%s-def-%s" % (mid, a), ["%s-atk-%s" % (mid, b)])
@@ -496,6 +496,11 @@ def start_round(st, alive):
             add_job(st, judge_id(mid, k), both)
 
 
+def no_solution(st, agent):
+    """The agent's spawn ended without a usable solution (it forfeits its matches)."""
+    return st["jobs"]["spawn-" + agent]["s"] == "done" and st["sol"].get(agent) is None
+
+
 def find_match(st, mid):
     for rnd in st["rounds"]:
         for m in rnd["matches"]:
@@ -507,7 +512,7 @@ def find_match(st, mid):
 def forfeit(st, m, why="no solution"):
     """Decide a match without a judge: the side with a solution goes through."""
     a, b = m["a"], m["b"]
-    has_a, has_b = st["sol"].get(a) is not None, st["sol"].get(b) is not None
+    has_a, has_b = not no_solution(st, a), not no_solution(st, b)
     winner = a if has_a and not has_b else b if has_b and not has_a else m["coin"]
     settle(st, m, winner, {"how": "forfeit", "why": why})
     for j in list(st["jobs"]):
@@ -689,6 +694,21 @@ def is_close(v, m, margin):
 
 # ---------------------------------------------------------------- files on disk
 
+KILLS = [0]
+
+
+def kill_point(torn=None):
+    """Test hook: with ARENA_KILL_AT=n the n-th point reached dies by SIGKILL (after calling torn)."""
+    at = os.environ.get("ARENA_KILL_AT")
+    if not at:
+        return
+    KILLS[0] += 1
+    if str(KILLS[0]) == at:
+        if torn:
+            torn()
+        os.kill(os.getpid(), 9)
+
+
 def atomic_write(path, data):
     """Write, flush, fsync, rename: a reader sees the old file or the new one."""
     if isinstance(data, str):
@@ -698,6 +718,7 @@ def atomic_write(path, data):
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
+    kill_point()
     os.replace(tmp, path)
     try:
         fd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
@@ -766,12 +787,21 @@ class Run:
         return os.path.join(self.dir, *parts)
 
     def lock(self):
+        if not os.path.isdir(self.dir):
+            raise ArenaError("no run %r under %s/; start one with init, or pass --run NAME" % (self.name, self.root))
         return RunLock(self.path("lock"))
 
     # -- state
-    def load(self):
+    def check_folder(self):
+        """The run folder exists and neither it nor .arena leads elsewhere through a link."""
+        for path in (self.root, self.dir, self.path("b"), self.path("j"), self.path("out")):
+            if os.path.islink(path):
+                raise ArenaError("%s is a symbolic link; a run must stay inside a plain .arena/ folder here" % path)
         if not os.path.isdir(self.dir):
             raise ArenaError("no run %r under %s/; start one with init, or pass --run NAME" % (self.name, self.root))
+
+    def load(self):
+        self.check_folder()
         if not os.path.exists(self.state_path):
             if os.path.exists(self.journal_path):
                 st = self.rebuild()
@@ -806,6 +836,7 @@ class Run:
         body = json.dumps(st, separators=(",", ":"), sort_keys=True)
         head = '{"format": %d, "sum": "%s", "state": ' % (FORMAT, hashlib.sha256(body.encode("utf-8")).hexdigest())
         atomic_write(self.state_path, head + body + "}\n")
+        kill_point()
 
     # -- journal
     def journal_tail(self):
@@ -830,6 +861,9 @@ class Run:
         return 0
 
     def events(self):
+        if not os.path.isfile(self.journal_path):
+            raise ArenaError("run %s has no journal.jsonl, so state.json cannot be rebuilt; start a new run with init"
+                             % self.name)
         with open(self.journal_path, "rb") as f:
             for n, line in enumerate(f, 1):
                 if not line.endswith(b"\n"):
@@ -845,8 +879,11 @@ class Run:
         data = "".join(json.dumps(ev, separators=(",", ":"), sort_keys=True) + "\n" for ev in events)
         fd = os.open(self.journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
+            kill_point()
+            kill_point(torn=lambda: os.write(fd, data.encode("utf-8")[:len(data) // 2]))
             os.write(fd, data.encode("utf-8"))
             os.fsync(fd)
+            kill_point()
         finally:
             os.close(fd)
 
@@ -970,6 +1007,8 @@ def parse_verdict(text, job, labels, rubric, path):
         v = json.loads(text)
     except ValueError as e:
         raise BadOutput("%s is not valid JSON (%s)" % (path, str(e)[:80]))
+    except RecursionError:
+        raise BadOutput("%s nests too deeply to be a verdict" % path)
     if not isinstance(v, dict):
         raise BadOutput("%s must hold one JSON object" % path)
     if v.get("job") != job:
@@ -1063,12 +1102,15 @@ def fill(template, values):
     return re.sub(r"\{\{(\w+)\}\}", lambda m: values.get(m.group(1), m.group(0)), template)
 
 
-def blind_copy(run, src, dst, agents, labels):
-    """Copy a file for a judge without its job header or the agents' ids."""
+def blind_copy(run, src, dst, agents, labels, fence=None):
+    """Copy a file for a judge without its job header, the agents' ids or the run's fence."""
     text = read_text(run.path(src)) if src and os.path.exists(run.path(src)) else None
     if text is None:
         text = "(nothing was received for this part)\n"
     text = HEADER.sub("", text, count=1)
+    if fence:
+        # a copied fence line could pass data off as the end of the task
+        text = text.replace(fence, "(fence line removed)")
     for agent, label in zip(agents, labels):
         text = re.sub(r"\b%s\b" % agent, label, text)
     atomic_write(run.path(dst), text)
@@ -1109,13 +1151,13 @@ def write_brief(run, st, job, attempt, cards, rubric, task):
                 inputs.append("- %s" % label)
                 for what, src, tag in parts:
                     dst = "%s/%s-%s.md" % (folder, label, tag)
-                    blind_copy(run, src, dst, agents, labels)
+                    blind_copy(run, src, dst, agents, labels, st["fence"])
                     inputs.append("  - %s: %s" % (what, rel(dst)))
         else:
             for side, label in zip(sides, names):
                 src = st["sol"][st["champion"]] if side == "winner" else "baseline.md"
                 dst = "%s/%s-solution.md" % (folder, label)
-                blind_copy(run, src, dst, [st["champion"]], [label])
+                blind_copy(run, src, dst, [st["champion"]], [label], st["fence"])
                 inputs.append("- %s: %s" % (label, rel(dst)))
         values.update({"label_a": names[0], "label_b": names[1], "inputs": "\n".join(inputs),
                        "rubric": "\n".join("- %s (%d): %s" % r for r in rubric),
@@ -1575,6 +1617,8 @@ def cmd_init(args):
     check_numbers(n, args.wave, cards)
     if args.seed is not None and args.seed < 0:
         raise ArenaError("--seed must be a whole number 0 or above")
+    if args.batch_waves < 1:
+        raise ArenaError("--batch-waves must be 1 or more, not %d" % args.batch_waves)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10 ** 6)
     task = read_input(args.task_file, "--task-file")
     baseline = read_input(args.baseline_file, "--baseline-file") if args.baseline_file else None
@@ -1642,10 +1686,10 @@ def write_conductor_brief(run, st):
 
 def with_run(args, fn, write=True):
     run = find_run(args.run)
-    if write:
-        with run.lock():
-            return fn(run, run.load())
-    return fn(run, run.load())
+    run.check_folder()
+    # read-only commands lock too: load may replay the journal and save
+    with run.lock():
+        return fn(run, run.load())
 
 
 def cmd_next(args):
@@ -1758,6 +1802,7 @@ def cmd_report(args):
 
 def cmd_repair(args):
     run = find_run(args.run)
+    run.check_folder()
     with run.lock():
         st = run.rebuild()
         run.save(st)

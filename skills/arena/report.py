@@ -1,0 +1,606 @@
+"""report.py: the HTML report of one arena run (`bracket.py report`).
+
+write_report(run, state) writes .arena/<run>/report.html: one self-contained
+page (inline CSS and a few lines of inline JavaScript, no network) with the
+winner's path at the top, the baseline check, the bracket round by round,
+every agent's card and links to every file the run wrote. It works on a run
+in progress too: undecided matches show as pending.
+
+Everything read from a file a sub-agent wrote is escaped: it is untrusted.
+Standard library only, Python 3.8 or newer.
+"""
+
+import html
+import os
+import time
+
+import bracket
+
+# Rounds with more matches than this start collapsed, so 2,160 agents stay usable.
+OPEN_ROUND_MAX = 32
+# The winning solution is shown inline up to this size; the link has all of it.
+SHOWN_SOLUTION_CHARS = 200000
+SHOWN_TASK_CHARS = 20000
+HOW = {"judge": "judge", "panel": "panel", "forfeit": "forfeit", "record": "by hand"}
+ANSWERS = {"C": ("conceded and fixed", "c"), "R": ("rebutted", "r")}
+LABEL_CLASS = {"FATAL": "F", "MAJOR": "M", "MINOR": "m"}
+
+
+def esc(text):
+    return html.escape("%s" % (text,), quote=True)
+
+
+def write_report(run, st):
+    """Write report.html for the run atomically; returns its path."""
+    path = run.path("report.html")
+    bracket.atomic_write(path, render(run, st))
+    return path
+
+
+def render(run, st):
+    return Report(run, st).page()
+
+
+class Report:
+    """The page of one run: a pass over the state, reading only the files it shows."""
+
+    def __init__(self, run, st):
+        self.run, self.st = run, st
+        self.cards = bracket.load_cards()
+        self.rubric = bracket.load_rubric()
+        try:
+            self.files = set(os.listdir(run.path("out")))
+        except OSError:
+            self.files = set()
+        self.champ = st["champion"]
+        self.path_ids = {m["id"] for m, _ in bracket.path_of(st, self.champ)} if self.champ else set()
+        self.lost_in = {res["l"]: mid for mid, res in st["results"].items()}
+
+    # -- small pieces
+    def card(self, agent):
+        """The card's three part names, or its raw indices if cards.md changed since."""
+        try:
+            return bracket.card_names(self.cards, self.st["cards"][agent])
+        except (IndexError, KeyError):
+            return ["part %s" % i for i in self.st["cards"].get(agent, [])]
+
+    def link(self, rel, text, cls=None):
+        """A relative link to a file under out/ if it exists, else nothing."""
+        if not rel.startswith("out/") or rel[4:] not in self.files:
+            return ""
+        return '<a href="%s"%s>%s</a>' % (esc(rel), ' class="%s"' % cls if cls else "", text)
+
+    def looks(self, mid):
+        """The scorecards of every judge of a match that reported, in order."""
+        out, k = [], 1
+        while bracket.judge_id(mid, k) in self.st["jobs"]:
+            job = bracket.judge_id(mid, k)
+            if self.st["jobs"][job]["s"] == "done" and job in self.st["summ"]:
+                out.append(self.st["summ"][job])
+            k += 1
+        return out
+
+    def read_solution(self, rel):
+        try:
+            text = bracket.read_text(self.run.path(rel))
+        except bracket.ArenaError:
+            return None
+        return bracket.HEADER.sub("", text, count=1)
+
+    def task_text(self):
+        try:
+            return bracket.read_text(self.run.path("task.md"))
+        except bracket.ArenaError:
+            return ""
+
+    # -- the page
+    def page(self):
+        st = self.st
+        task = self.task_text()
+        first = next((line.strip() for line in task.splitlines() if line.strip()), "(no task.md)")
+        title = "Arena %s: %s" % (st["run"], first[:80])
+        body = [self.header(first, task), self.winner(), self.baseline(), self.solution(), self.bracket(), self.agents(),
+                self.glossary(), '<footer>Written by bracket.py report at %s. Links are relative to this file.'
+                '</footer>' % esc(time.strftime("%Y-%m-%d %H:%M"))]
+        return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+                "<title>%s</title><style>%s</style></head><body><main>%s</main><script>%s</script></body></html>\n"
+                % (esc(title), CSS, "\n".join(b for b in body if b), SCRIPT))
+
+    def header(self, first, task):
+        st = self.st
+        decided = len(st["results"])
+        matches = sum(len(r["matches"]) for r in st["rounds"])
+        rounds = len(bracket.field_sizes(st["agents"])) - 1
+        if self.champ:
+            status = '<span class="pill win">winner %s</span>' % esc(self.champ)
+        else:
+            status = '<span class="pill live">in progress</span>'
+        facts = [("run", st["run"]), ("seed", st["seed"]), ("agents", st["agents"]),
+                 ("rounds", "%d of %d" % (len(st["rounds"]), rounds)),
+                 ("matches decided", "%d of %d" % (decided, max(0, st["agents"] - 1)))]
+        if matches and matches < st["agents"] - 1 and not self.champ:
+            facts[-1] = ("matches decided", "%d of %d (%d paired)" % (decided, st["agents"] - 1, matches))
+        full = ""
+        if task.strip() and task.strip() != first:
+            shown = task if len(task) <= SHOWN_TASK_CHARS else task[:SHOWN_TASK_CHARS] + "\n[... cut; see task.md]"
+            full = '<details class="task"><summary>Whole task</summary><pre>%s</pre></details>' % esc(shown)
+        return ('<header id="top"><div class="kicker">Arena report %s</div><h1 id="task">%s</h1>'
+                '<dl class="facts">%s</dl><p id="progress" class="progress">%s</p>%s</header>' % (
+                    status, esc(first[:300]),
+                    "".join("<div><dt>%s</dt><dd>%s</dd></div>" % (esc(k), esc(v)) for k, v in facts),
+                    esc(bracket.progress_line(st)), full))
+
+    # -- the winner and its path
+    def winner(self):
+        st, champ = self.st, self.champ
+        if not champ:
+            alive = bracket.alive_agents(st)
+            return ('<section id="winner" class="pending-winner" data-agent="">'
+                    '<h2>Winner: in progress</h2><p>No champion yet: %d of %d agents still in the bracket. '
+                    'Run <code>bracket.py report</code> again later to refresh this page.</p></section>'
+                    % (len(alive), st["agents"]))
+        names = self.card(champ)
+        parts = []
+        for (part, i), name in zip(zip(("reasoning", "workflow", "strategy"), st["cards"][champ]), names):
+            try:
+                text = self.cards[part][i][1]
+            except IndexError:
+                text = ""
+            parts.append('<li><span class="part">%s</span> <b>%s</b> <span class="muted">%s</span></li>'
+                         % (esc(part), esc(name), esc(text)))
+        sol = st["sol"].get(champ)
+        rounds = len(st["rounds"])
+        lead = ('<p class="lead"><b class="agent">%s</b> beat %d other agent%s in %d round%s. %s</p>'
+                % (esc(champ), st["agents"] - 1, "" if st["agents"] == 2 else "s", rounds,
+                   "" if rounds == 1 else "s",
+                   ("Final solution: " + self.link(sol, esc(sol))) if sol and self.link(sol, "x")
+                   else "No competitor produced a valid solution." if not sol else ""))
+        steps = []
+        byes = {r["n"] for r in st["rounds"] if r["bye"] == champ}
+        games = {m["id"]: (m, res) for m, res in bracket.path_of(st, champ)}
+        for rnd in st["rounds"]:
+            if rnd["n"] in byes:
+                steps.append('<li class="step bye-step"><div class="step-head"><span class="rnd">Round %d</span> '
+                             'bye: sat out this round</div></li>' % rnd["n"])
+            for m in rnd["matches"]:
+                if m["id"] in games:
+                    steps.append(self.path_step(*games[m["id"]]))
+        return ('<section id="winner" data-agent="%s"><h2>Winner <span class="agent">%s</span></h2>%s'
+                '<ul class="card">%s</ul><h3>Path to the title</h3><ol class="path">%s</ol></section>'
+                % (esc(champ), esc(champ), lead, "".join(parts), "".join(steps) or "<li>No matches played.</li>"))
+
+    def solution(self):
+        sol = self.st["sol"].get(self.champ) if self.champ else None
+        text = self.read_solution(sol) if sol else None
+        if text is None:
+            return ""
+        cut = len(text) > SHOWN_SOLUTION_CHARS
+        return ('<section id="solution"><details open><summary><h2>The winning solution</h2> <span class="muted">%s'
+                '</span></summary><pre>%s%s</pre></details></section>' % (
+                    esc(sol), esc(text[:SHOWN_SOLUTION_CHARS]), "\n[... cut; open the file]" if cut else ""))
+
+    def path_step(self, m, res):
+        champ, st = self.champ, self.st
+        mid, opp = m["id"], bracket.opponent(m, champ)
+        rnd = int(mid.split("-")[0][1:])
+        head = ('<div class="step-head"><span class="rnd">Round %d</span> <a class="mid" href="#%s">%s</a> '
+                'vs <b class="agent">%s</b> <span class="muted">%s</span>%s</div>'
+                % (rnd, esc(mid), esc(mid), esc(opp), esc(" / ".join(self.card(opp))),
+                   '<span class="how">%s</span>' % esc(self.decided_text(res)) if res else ""))
+        looks = self.looks(mid)
+        table = self.score_table(looks, [champ, opp], [champ, opp], res) if looks else ""
+        said = [("judge %d: " % (k + 1) if len(looks) > 1 else "judge: ") + v["why"]
+                for k, v in enumerate(looks) if v.get("why")]
+        why = '<p class="why">%s</p>' % esc(" · ".join(said)) if said else ""
+        if res and res["how"] in ("forfeit", "record") and res.get("why"):
+            why += '<p class="why">%s</p>' % esc(res["why"])
+        atk = "%s-atk-%s" % (mid, opp)
+        answers = st["summ"].get("%s-def-%s" % (mid, champ), {}).get("ans", "")
+        items = []
+        for k, (label, summary) in enumerate(bracket.attacks_on(self.run, atk)):
+            said, cls = ANSWERS.get(answers[k:k + 1], ("unanswered", "u"))
+            items.append('<li><span class="lab %s">%s</span> %s <span class="ans %s">%s</span></li>'
+                         % (LABEL_CLASS[label], label, esc(summary.strip()[:300]), cls, said))
+        attacks = ('<div class="attacks"><h4>Attacks survived (%d)</h4><ul>%s</ul></div>' % (len(items), "".join(items))
+                   if items else '<div class="attacks"><h4>Attacks survived</h4><p class="muted">none made</p></div>')
+        return '<li class="step">%s<div class="step-body"><div>%s%s</div>%s</div><div class="files">%s</div></li>' % (
+            head, table, why, attacks, self.match_files(m))
+
+    def decided_text(self, res):
+        how = res["how"]
+        if how == "judge":
+            text = "judge"
+            if res.get("n") == 2:
+                text = "two judges, second look %s" % ("agreed" if res.get("agree") else "disagreed: scores summed")
+            if res.get("rule") == "fatal":
+                text += "; the loser had a verified FATAL flaw"
+            elif res.get("rule", "total") != "total":
+                text += "; tie broken by %s" % self.rule_name(res["rule"])
+            return text
+        if how == "panel":
+            return "panel: %d of %d judges" % (res.get("votes", 0), res.get("n", 0))
+        if how == "forfeit":
+            return "forfeit"
+        return "recorded by hand"
+
+    def rule_name(self, rule):
+        if rule.startswith("criterion "):
+            k = int(rule.split()[1]) - 1
+            return self.rubric[k][0] if 0 <= k < len(self.rubric) else rule
+        return "the seeded coin" if rule == "coin" else rule
+
+    def score_table(self, looks, sides, heads, res):
+        """One row per side, one column per criterion: each score the average over the judges' looks."""
+        n = len(looks)
+        count = min(len(looks[0]["sc"][s]) for s in sides)
+        crits = [(self.rubric[i][0], self.rubric[i][1]) if i < len(self.rubric) else ("criterion %d" % (i + 1), 0)
+                 for i in range(count)]
+        rows = []
+        for s, head in zip(sides, heads):
+            cells = []
+            for i, (_, top) in enumerate(crits):
+                value = sum(v["sc"][s][i] for v in looks) / float(n)
+                width = max(0, min(100, int(100 * value / top))) if top else 0
+                cells.append('<td><span class="num">%s</span><span class="bar"><i style="width:%d%%"></i></span></td>'
+                             % (bracket.points(value, 1), width))
+            seen = sum(1 for v in looks if v["fat"].get(s))
+            verified = res["fatal"].get(s) if res and "fatal" in res else seen == n
+            if seen and verified:
+                fatal = '<span class="fatal">FATAL</span>'
+            elif seen:
+                fatal = '<span class="flag">%d of %d looks</span>' % (seen, n)
+            else:
+                fatal = '<span class="muted">none</span>'
+            total = bracket.points(sum(sum(v["sc"][s]) for v in looks), n)
+            rows.append('<tr><th>%s</th>%s<td class="tot">%s</td><td>%s</td></tr>' % (
+                esc(head), "".join(cells), total, fatal))
+        return ('<table class="scores"><thead><tr><th>%s</th>%s<th>total /%d</th><th>FATAL</th></tr></thead>'
+                '<tbody>%s</tbody></table>' % (
+                    "average of %d looks" % n if n > 1 else "",
+                    "".join('<th>%s <span class="muted">/%s</span></th>' % (esc(c), top or "?") for c, top in crits),
+                    sum(top for _, top in crits), "".join(rows)))
+
+    def match_files(self, m):
+        mid = m["id"]
+        out = []
+        for a in (m["a"], m["b"]):
+            got = [self.link("out/%s-sol-%s.md" % (mid, a), "solution"),
+                   self.link("out/%s-atk-%s.md" % (mid, a), "attacks"),
+                   self.link("out/%s-def-%s.md" % (mid, a), "defence")]
+            got = [g for g in got if g]
+            if got:
+                out.append("<span><b>%s</b> %s</span>" % (esc(a), " ".join(got)))
+        verdicts = [self.link("out/%s.json" % bracket.judge_id(mid, k), "verdict %d" % k) for k in range(1, 4)]
+        verdicts = [v for v in verdicts if v]
+        if verdicts:
+            out.append("<span><b>judges</b> %s</span>" % " ".join(verdicts))
+        return " ".join(out)
+
+    # -- the baseline check
+    def baseline(self):
+        st = self.st
+        if not st["baseline"]:
+            return ""
+        f = st["final"]
+        links = " ".join(x for x in (self.link("out/final.json", "verdict"),) if x)
+        links += ' <a href="baseline.md">old answer</a>' if os.path.exists(self.run.path("baseline.md")) else ""
+        if f is None:
+            body = '<p class="muted">Not run yet: the winner is compared with the old answer once the bracket is over.</p>'
+            cls = "pending"
+        elif f.get("missing"):
+            body = '<p>The check failed (%s); compare by hand.</p>' % esc(f.get("why", "no verdict"))
+            cls = "pending"
+        else:
+            w, b = sum(f["sc"]["winner"]), sum(f["sc"]["baseline"])
+            fw, fb = f["fat"]["winner"], f["fat"]["baseline"]
+            if fw != fb:
+                verdict = ("the old answer is better: the new one has a verified FATAL flaw" if fw else
+                           "the arena answer is better: the old one has a verified FATAL flaw")
+                cls = "worse" if fw else "better"
+            else:
+                verdict = ("the arena answer scored higher" if w > b else "the OLD answer scored higher" if b > w
+                           else "a tie")
+                cls = "better" if w > b else "worse" if b > w else "tie"
+            body = ('<p class="verdict">Blind check: arena answer <b>%d</b>, old answer <b>%d</b>: %s.</p>%s%s'
+                    % (w, b, esc(verdict), self.score_table([f], ["winner", "baseline"], ["arena answer", "old answer"],
+                                                            None),
+                       '<p class="why">Judge: %s</p>' % esc(f["why"]) if f.get("why") else ""))
+        return ('<section id="baseline" class="%s"><h2>Against the old answer</h2>%s<div class="files">%s</div>'
+                '</section>' % (cls, body, links))
+
+    # -- the bracket
+    def bracket(self):
+        st = self.st
+        sizes = bracket.field_sizes(st["agents"])
+        out = []
+        for rnd in st["rounds"]:
+            out.append(self.round_block(rnd, sizes))
+        for n in range(len(st["rounds"]) + 1, len(sizes)):
+            out.append('<div class="round future" id="round-%d"><span class="rt">Round %d</span> '
+                       '<span class="muted">%d alive: not paired yet</span></div>' % (n, n, sizes[n - 1]))
+        if not out:
+            out.append('<p class="muted">A single agent has no one to play: no matches.</p>')
+        return ('<section id="bracket"><div class="bracket-head"><h2>Bracket</h2><div class="tools">'
+                '<input id="find" type="search" placeholder="find agent or match, e.g. a017 or r2-m03" '
+                'aria-label="find agent or match"> <span id="found" class="muted"></span>'
+                '<button type="button" id="expand">expand all</button><button type="button" id="collapse">'
+                'collapse all</button></div></div>%s</section>' % "".join(out))
+
+    def round_block(self, rnd, sizes):
+        st = self.st
+        matches = rnd["matches"]
+        decided = [st["results"][m["id"]] for m in matches if m["id"] in st["results"]]
+        hows = {}
+        for r in decided:
+            key = "second looks" if r.get("n") == 2 else {"forfeit": "forfeits", "record": "by hand",
+                                                          "panel": "panels"}.get(r["how"])
+            if key:
+                hows[key] = hows.get(key, 0) + 1
+        alive = 2 * len(matches) + (1 if rnd["bye"] else 0)
+        notes = ["%d alive" % alive, "%d match%s" % (len(matches), "" if len(matches) == 1 else "es"),
+                 "%d decided" % len(decided) if len(decided) < len(matches) else "all decided"]
+        notes += ["%d %s" % (v, k) for k, v in sorted(hows.items())]
+        rows = [self.match_row(m) for m in matches]
+        if rnd["bye"]:
+            bye = rnd["bye"]
+            rows.append('<div class="bye" data-agent="%s"><span class="mid">bye</span> <b>%s</b> <span class="muted">'
+                        '%s</span> sits out round %d%s</div>' % (
+                            esc(bye), esc(bye), esc(" / ".join(self.card(bye))), rnd["n"],
+                            " (the winner)" if bye == self.champ else ""))
+        on_path = any(m["id"] in self.path_ids for m in matches) or rnd["bye"] == self.champ
+        state = "done" if len(decided) == len(matches) else "live"
+        return ('<details class="round" id="round-%d" data-state="%s"%s><summary><span class="rt">Round %d</span> '
+                '<span class="muted">%s</span>%s</summary><div class="rows">%s</div></details>' % (
+                    rnd["n"], state, " open" if len(matches) <= OPEN_ROUND_MAX else "", rnd["n"],
+                    esc(" · ".join(notes)), ' <span class="pill onpath">winner played here</span>' if on_path else "",
+                    "".join(rows)))
+
+    def match_row(self, m):
+        st = self.st
+        mid, a, b = m["id"], m["a"], m["b"]
+        res = st["results"].get(mid)
+        looks = self.looks(mid) if res and res.get("tot") else []
+        n = res.get("n", 1) if res else 1
+        sides = []
+        for x in (a, b):
+            cls = "side" if not res else "side w" if res["w"] == x else "side l"
+            atk = st["summ"].get("%s-atk-%s" % (mid, x), {}).get("labels")
+            ans = st["summ"].get("%s-def-%s" % (mid, x), {}).get("ans")
+            fatal = res and res.get("fatal", {}).get(x) or (looks and len(looks) == 3 and all(v["fat"][x] for v in looks))
+            files = [self.link("out/%s-sol-%s.md" % (mid, x), "sol"),
+                     self.link("out/%s-atk-%s.md" % (mid, x), "atk" + (" " + esc(atk) if atk else "")),
+                     self.link("out/%s-def-%s.md" % (mid, x), "def" + (" " + esc(ans) if ans else ""))]
+            sides.append('<div class="%s"><b>%s</b>%s <small>%s</small><span class="fl">%s</span></div>' % (
+                cls, esc(x), ' <span class="fatal">FATAL</span>' if fatal else "", esc(" / ".join(self.card(x))),
+                " ".join(f for f in files if f)))
+        if res and res.get("tot"):
+            ta, tb = bracket.points(res["tot"][a], n), bracket.points(res["tot"][b], n)
+            score = "%s<span>–</span>%s" % (ta, tb)
+        elif res:
+            score = "—"
+        else:
+            score = '<span class="muted">vs</span>'
+        if res:
+            how = esc(self.short_how(res))
+            if res["how"] in ("forfeit", "record") and res.get("why"):
+                how = '<span title="%s">%s</span>' % (esc(res["why"]), how)
+        else:
+            how = '<span class="wait">%s</span>' % esc(self.pending_text(mid))
+        verdicts = [self.link("out/%s.json" % bracket.judge_id(mid, k), "verdict" if k == 1 else "look %d" % k)
+                    for k in range(1, 4)]
+        return ('<div class="match" id="%s" data-winner="%s" data-a="%s" data-b="%s" data-state="%s"%s>'
+                '<span class="mid">%s</span>%s<div class="score">%s</div>%s<div class="how">%s</div>'
+                '<div class="vl">%s</div></div>' % (
+                    esc(mid), esc(res["w"]) if res else "", esc(a), esc(b),
+                    res["how"] if res else "pending", ' data-path="1"' if mid in self.path_ids else "",
+                    esc(mid), sides[0], score, sides[1], how, " ".join(v for v in verdicts if v)))
+
+    def short_how(self, res):
+        if res["how"] == "judge":
+            text = "judge"
+            if res.get("n") == 2:
+                text = "2 looks, " + ("agreed" if res.get("agree") else "split")
+            rule = res.get("rule", "total")
+            if rule == "fatal":
+                text += ", FATAL rule"
+            elif rule != "total":
+                text += ", tie: " + self.rule_name(rule)
+            return text
+        if res["how"] == "panel":
+            return "panel %d/%d" % (res.get("votes", 0), res.get("n", 0))
+        return HOW.get(res["how"], res["how"])
+
+    def pending_text(self, mid):
+        if mid in self.st["manual"]:
+            return "needs a decision by hand"
+        jobs = self.st["jobs"]
+        mine = [(j, info["s"]) for j, info in jobs.items() if j.startswith(mid + "-")]
+        def count(kind):
+            xs = [s for j, s in mine if bracket.job_kind(j) == kind]
+            return sum(1 for s in xs if s == "done"), len(xs)
+        (ad, an), (dd, dn), (jd, jn) = count("atk"), count("def"), count("judge")
+        if ad < an:
+            return "pending: attacks %d/%d" % (ad, an)
+        if dd < dn:
+            return "pending: defences %d/%d" % (dd, dn)
+        return "pending: judges %d/%d" % (jd, jn)
+
+    # -- agents and cards
+    def agents(self):
+        st = self.st
+        rows = []
+        for agent in sorted(st["cards"]):
+            if agent == self.champ:
+                fate = '<span class="pill win">winner</span>'
+            elif agent in st["out"]:
+                mid = self.lost_in.get(agent, "")
+                fate = 'out in round %d <a href="#%s">%s</a>' % (st["out"][agent], esc(mid), esc(mid))
+            else:
+                fate = "alive"
+            sol = st["sol"].get(agent)
+            files = [self.link("out/spawn-%s.md" % agent, "first"),
+                     self.link(sol, "latest") if sol and not sol.startswith("out/spawn-") else ""]
+            byes = st["byes"].get(agent, 0)
+            rows.append("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
+                esc(agent), "</td><td>".join(esc(x) for x in self.card(agent)), fate, byes or "",
+                " ".join(f for f in files if f)))
+        return ('<section id="agents"><details><summary><h2>Agents and their cards (%d)</h2></summary>'
+                '<table class="agents"><thead><tr><th>agent</th><th>reasoning</th><th>workflow</th><th>strategy</th>'
+                '<th>result</th><th>byes</th><th>solutions</th></tr></thead><tbody>%s</tbody></table></details>'
+                '</section>' % (len(rows), "".join(rows)))
+
+    def glossary(self):
+        parts = []
+        for part in ("reasoning", "workflow", "strategy"):
+            items = "".join("<dt>%s</dt><dd>%s</dd>" % (esc(n), esc(t)) for n, t in self.cards.get(part, []))
+            parts.append("<div><h3>%s</h3><dl>%s</dl></div>" % (esc(part), items))
+        crit = "".join("<dt>%s <span class=\"muted\">(%d)</span></dt><dd>%s</dd>" % (esc(c), top, esc(d))
+                       for c, top, d in self.rubric)
+        return ('<section id="glossary"><details><summary><h2>Card parts and rubric</h2></summary>'
+                '<div class="gloss">%s<div><h3>rubric</h3><dl>%s</dl></div></div></details></section>'
+                % ("".join(parts), crit))
+
+
+CSS = """
+:root{--ink:#1d2330;--muted:#667085;--line:#e4e7ec;--bg:#f6f7f9;--card:#fff;--win:#137a4b;--winbg:#e9f7ef;
+--gold:#b7791f;--goldbg:#fff8e6;--goldline:#f2c86b;--fatal:#c4321f;--fatalbg:#fdecea;--link:#2457c5;--live:#4f5fbf}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--ink);font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,
+"Helvetica Neue",Arial,sans-serif}
+main{max-width:1200px;margin:0 auto;padding:28px 24px 48px}
+a{color:var(--link);text-decoration:none}a:hover{text-decoration:underline}
+code,pre,.mid,.agent,.match b,.bye b,.agents td:first-child{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+h1{font-size:26px;line-height:1.25;margin:6px 0 14px;font-weight:650;letter-spacing:-.01em}
+h2{font-size:19px;margin:0 0 12px;font-weight:650}h3{font-size:15px;margin:18px 0 8px}h4{font-size:13px;margin:0 0 6px;
+color:var(--muted);text-transform:uppercase;letter-spacing:.04em}
+.muted{color:var(--muted)}
+.kicker{font-size:12px;text-transform:uppercase;letter-spacing:.08em;color:var(--muted);display:flex;gap:10px;
+align-items:center}
+.pill{display:inline-block;font-size:11px;font-weight:600;padding:2px 9px;border-radius:999px;letter-spacing:.03em;
+text-transform:none;white-space:nowrap}
+.pill.win{background:var(--winbg);color:var(--win);border:1px solid #b5e2c8}
+.pill.live{background:#eef0fb;color:var(--live);border:1px solid #c9cef2}
+.pill.onpath{background:var(--goldbg);color:var(--gold);border:1px solid var(--goldline);margin-left:8px}
+header{background:var(--card);border:1px solid var(--line);border-radius:12px;padding:20px 24px;margin-bottom:20px}
+.facts{display:flex;flex-wrap:wrap;gap:8px 28px;margin:0}.facts div{min-width:70px}
+.facts dt{font-size:11px;color:var(--muted);text-transform:uppercase;letter-spacing:.05em}
+.facts dd{margin:0;font-weight:600}
+.progress{margin:12px 0 0;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;color:var(--muted)}
+details.task{margin-top:10px}details.task pre{max-height:300px}
+section{background:var(--card);border:1px solid var(--line);border-radius:12px;padding:20px 24px;margin-bottom:20px}
+#winner{border:2px solid var(--goldline);background:linear-gradient(180deg,var(--goldbg),#fff 180px)}
+#winner.pending-winner{border:1px dashed #c9cef2;background:#fafbff}
+#winner h2 .agent{color:var(--gold)}
+.lead{margin:0 0 10px}
+ul.card{list-style:none;padding:0;margin:0 0 6px}ul.card li{padding:2px 0}
+.part{display:inline-block;min-width:82px;font-size:11px;text-transform:uppercase;letter-spacing:.05em;color:var(--muted)}
+ol.path{list-style:none;padding:0;margin:0}
+.step{border:1px solid var(--line);border-left:4px solid var(--goldline);border-radius:8px;padding:12px 16px;margin:0 0 12px;
+background:#fff}
+.step-head{display:flex;flex-wrap:wrap;gap:4px 10px;align-items:baseline;margin-bottom:8px}
+.step .rnd{font-weight:700}.step .how{margin-left:auto;font-size:13px;color:var(--muted)}
+.bye-step{border-left-color:var(--line)}.bye-step .step-head{margin:0}
+.step-body{display:grid;grid-template-columns:minmax(0,1.35fr) minmax(0,1fr);gap:22px}
+@media (max-width:800px){.step-body{grid-template-columns:1fr}.match{grid-template-columns:1fr!important}}
+table{border-collapse:collapse}
+.scores{width:100%;font-size:13px}.scores th,.scores td{padding:4px 6px;border-bottom:1px solid var(--line);text-align:left}
+.scores thead th{font-size:11px;color:var(--muted);font-weight:600;vertical-align:bottom;line-height:1.2}
+.scores thead th .muted{font-weight:400}
+.scores tbody th{font-weight:600;white-space:nowrap;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+.scores tbody tr:first-child th{color:var(--gold)}
+.scores .num{display:block;font-variant-numeric:tabular-nums}
+.bar{display:block;width:100%;max-width:64px;height:4px;background:#eef0f3;border-radius:2px;overflow:hidden;margin-top:2px}
+.bar i{display:block;height:100%;background:#8c9bd0}
+.scores tbody tr:first-child .bar i{background:#d9a21b}
+.scores td.tot{font-weight:700;font-size:14px;font-variant-numeric:tabular-nums}
+.attacks ul{list-style:none;padding:0;margin:0;font-size:13px}.attacks li{padding:3px 0;border-bottom:1px dotted var(--line)}
+.lab{display:inline-block;font-size:10px;font-weight:700;padding:1px 6px;border-radius:4px;letter-spacing:.04em;margin-right:4px}
+.lab.F{background:var(--fatalbg);color:var(--fatal)}.lab.M{background:#fff1e0;color:#a85a00}.lab.m{background:#eef0f3;color:#555}
+.ans{float:right;font-size:12px;font-weight:600}.ans.c{color:var(--win)}.ans.r{color:var(--live)}.ans.u{color:var(--fatal)}
+.why{font-size:13px;color:var(--muted);font-style:italic;margin:8px 0 0}
+.files{font-size:12px;margin-top:8px;color:var(--muted);display:flex;flex-wrap:wrap;gap:4px 16px}
+.files b{font-weight:600;color:var(--ink);margin-right:2px}
+.fatal{display:inline-block;font-size:10px;font-weight:700;color:#fff;background:var(--fatal);padding:0 5px;border-radius:3px;
+letter-spacing:.04em;vertical-align:1px}
+.flag{font-size:11px;color:var(--fatal)}
+#solution pre{max-height:320px;margin:10px 0 0}
+summary{cursor:pointer}summary h2{display:inline;margin:0}
+pre{background:#f8f9fb;border:1px solid var(--line);border-radius:8px;padding:12px 14px;overflow:auto;max-height:480px;
+white-space:pre-wrap;word-break:break-word;font-size:13px;line-height:1.45}
+#baseline.better{border-left:5px solid var(--win)}#baseline.worse{border-left:5px solid var(--fatal)}
+#baseline.tie,#baseline.pending{border-left:5px solid var(--line)}
+#baseline .scores{max-width:640px}.verdict{font-size:16px;margin:0 0 10px}
+#baseline.worse .verdict{color:var(--fatal)}
+.bracket-head{display:flex;flex-wrap:wrap;align-items:center;gap:10px;margin-bottom:8px}.bracket-head h2{margin:0}
+.tools{margin-left:auto;display:flex;gap:8px;align-items:center;font-size:13px}
+.tools input{font:inherit;padding:4px 10px;border:1px solid var(--line);border-radius:6px;width:270px}
+.tools button{font:inherit;padding:4px 10px;border:1px solid var(--line);border-radius:6px;background:#fff;cursor:pointer}
+.tools button:hover{background:var(--bg)}
+details.round{border-top:1px solid var(--line)}details.round>summary{padding:9px 4px;list-style-position:outside}
+.rt{font-weight:650;margin-right:8px}
+.round.future{border-top:1px solid var(--line);padding:9px 4px 9px 18px}
+.rows{margin:0 0 12px}
+.match{display:grid;grid-template-columns:64px minmax(0,1fr) 92px minmax(0,1fr) 150px 112px;gap:10px;align-items:center;
+padding:5px 8px;border-bottom:1px solid #f0f1f4;font-size:13px}
+.match:hover{background:#fafbfc}
+.match .mid,.bye .mid{color:var(--muted);font-size:12px}
+.side{min-width:0;line-height:1.3}.side:first-of-type{text-align:right}
+.side small{display:block;color:var(--muted);font-size:11.5px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.side .fl{display:block;font-size:11.5px}.side .fl a{margin-left:6px}.side:first-of-type .fl a{margin:0 6px 0 0}
+.match .side:nth-child(2){text-align:right}
+.side.w b{color:var(--win)}.side.w b::after{content:" \\2714";font-size:11px}
+.side.l{opacity:.62}
+.score{text-align:center;font-weight:650;font-variant-numeric:tabular-nums;white-space:nowrap}.score span{margin:0 5px;color:var(--muted)}
+.how{font-size:12px;color:var(--muted)}.vl{font-size:12px}
+.match[data-state=pending]{background:#fafbff}.wait{color:var(--live)}
+.match[data-state=forfeit] .how,.match[data-state=record] .how{color:#a85a00}
+.match[data-path="1"]{background:var(--goldbg);box-shadow:inset 4px 0 0 var(--goldline)}
+.match.hit{background:#e8efff!important;box-shadow:inset 4px 0 0 var(--link)}
+.match:target{outline:2px solid var(--link);outline-offset:-2px}
+.bye{padding:6px 8px;font-size:13px;color:var(--muted)}.bye b{color:var(--ink)}
+table.agents{width:100%;font-size:12.5px;margin-top:10px}
+.agents th,.agents td{text-align:left;padding:3px 8px;border-bottom:1px solid #f0f1f4}
+.agents thead th{color:var(--muted);font-weight:600;position:sticky;top:0;background:#fff}
+.gloss{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:0 28px;font-size:13px}
+.gloss dt{font-weight:600;margin-top:6px}.gloss dd{margin:0;color:var(--muted)}
+footer{font-size:12px;color:var(--muted);text-align:center}
+"""
+
+SCRIPT = """
+(function () {
+  var doc = document;
+  var rounds = doc.querySelectorAll('details.round');
+  function setAll(open) { for (var i = 0; i < rounds.length; i++) { rounds[i].open = open; } }
+  function reveal(el) {
+    for (var p = el; p; p = p.parentElement) { if (p.tagName === 'DETAILS') { p.open = true; } }
+  }
+  doc.getElementById('expand').addEventListener('click', function () { setAll(true); });
+  doc.getElementById('collapse').addEventListener('click', function () { setAll(false); });
+  function showHash() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var el = id && doc.getElementById(id);
+    if (el) { reveal(el); el.scrollIntoView({block: 'center'}); }
+  }
+  window.addEventListener('hashchange', showHash);
+  var find = doc.getElementById('find'), found = doc.getElementById('found');
+  find.addEventListener('input', function () {
+    var old = doc.querySelectorAll('.match.hit');
+    for (var i = 0; i < old.length; i++) { old[i].classList.remove('hit'); }
+    var q = find.value.trim().toLowerCase(), hits = [];
+    var agent = /^a?(\\d+)$/.exec(q), match = /^r\\d+-m\\d+$/.exec(q);
+    if (agent) {
+      var width = Math.max(agent[1].length, (doc.querySelector('.match') || {dataset: {a: 'a000'}}).dataset.a.length - 1);
+      var id = 'a' + ('000000' + agent[1]).slice(-width);
+      hits = doc.querySelectorAll('.match[data-a="' + id + '"], .match[data-b="' + id + '"]');
+    } else if (match && doc.getElementById(q)) {
+      hits = [doc.getElementById(q)];
+    }
+    for (var k = 0; k < hits.length; k++) { hits[k].classList.add('hit'); reveal(hits[k]); }
+    found.textContent = q ? hits.length + ' match' + (hits.length === 1 ? '' : 'es') : '';
+    if (hits.length) { hits[0].scrollIntoView({block: 'center'}); }
+  });
+  if (location.hash) { showHash(); }
+  doc.documentElement.setAttribute('data-ready', '1');
+})();
+"""
