@@ -540,6 +540,8 @@ def apply(st, ev):
         for j in ev["jobs"]:
             job = st["jobs"][j]
             job["s"], job["t"], job["w"] = "issued", job["t"] + 1, ev["wave"]
+            if j in ev.get("labels", {}):
+                job["lab"] = ev["labels"][j]
     elif kind == "done":
         on_done(st, ev["job"], ev["out"])
     elif kind == "fail":
@@ -709,17 +711,24 @@ def kill_point(torn=None):
         os.kill(os.getpid(), 9)
 
 
-def atomic_write(path, data):
-    """Write, flush, fsync, rename: a reader sees the old file or the new one."""
+def atomic_write(path, data, durable=True):
+    """Write, flush, fsync, rename: a reader sees the old file or the new one.
+
+    Briefs and judge copies are made again from the state if lost, so they
+    skip the fsyncs (durable=False) and keep only the all-or-nothing rename.
+    """
     if isinstance(data, str):
         data = data.encode("utf-8")
     tmp = "%s.tmp-%d" % (path, os.getpid())
     with open(tmp, "wb") as f:
         f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
     kill_point()
     os.replace(tmp, path)
+    if not durable:
+        return
     try:
         fd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
         try:
@@ -891,8 +900,8 @@ class Run:
         """Journal first, then apply and save: a crash in between is replayed on load."""
         if not events:
             return
-        for ev in events:
-            ev["seq"] = st["seq"] + 1 + events.index(ev)
+        for k, ev in enumerate(events):
+            ev["seq"] = st["seq"] + 1 + k
         self.append(events)
         for ev in events:
             apply(st, ev)
@@ -1113,7 +1122,7 @@ def blind_copy(run, src, dst, agents, labels, fence=None):
         text = text.replace(fence, "(fence line removed)")
     for agent, label in zip(agents, labels):
         text = re.sub(r"\b%s\b" % agent, label, text)
-    atomic_write(run.path(dst), text)
+    atomic_write(run.path(dst), text, durable=False)
 
 
 def write_brief(run, st, job, attempt, cards, rubric, task):
@@ -1163,7 +1172,7 @@ def write_brief(run, st, job, attempt, cards, rubric, task):
                        "rubric": "\n".join("- %s (%d): %s" % r for r in rubric),
                        "criteria": ", ".join(c for c, _, _ in rubric)})
     template = load_template({"atk": "attack", "def": "defend"}.get(kind, kind))
-    atomic_write(run.path("b", job + ".md"), fill(template, values))
+    atomic_write(run.path("b", job + ".md"), fill(template, values), durable=False)
 
 
 def check_output(run, st, job, rubric):
@@ -1188,7 +1197,7 @@ def check_output(run, st, job, rubric):
             ans = parse_answers(strip_header(texts[0], job, shown[0]), attacks, shown[0])
             check_solution(texts[1], job, shown[1])
             return "done", {"ans": ans, "sol": outs[1]}
-        sides, names = judge_sides(st, job, st["jobs"][job]["t"])
+        sides, names = st["jobs"][job].get("lab") or judge_sides(st, job, st["jobs"][job]["t"])
         v = parse_verdict(texts[0], job, names, rubric, shown[0])
         by_side = {"sc": {s: v["sc"][n] for s, n in zip(sides, names)},
                    "fat": {s: v["fat"][n] for s, n in zip(sides, names)},
@@ -1334,9 +1343,7 @@ def advance_events(st):
 def settle_state(run, st, rubric, retry=False):
     """Collect what arrived and advance finished rounds; returns the notes."""
     events, notes = collect_events(run, st, rubric, retry)
-    for ev in events:
-        # one at a time: a verdict may open a second look the next check relies on
-        run.commit(st, [ev])
+    run.commit(st, events)
     while True:
         adv = advance_events(st)
         if not adv:
@@ -1379,7 +1386,10 @@ def plan_next(run, st, rubric, cards, task, retry=False, conductor=False):
                              "this as a bug" % st["run"])
         for job in wave:
             write_brief(run, st, job, st["jobs"][job]["t"] + 1, cards, rubric, task)
-        run.commit(st, [{"e": "issue", "wave": len(st["waves"]) + 1, "jobs": wave, "at": round(time.time(), 3)}])
+        # the judges' labels are fixed when handed out, so the verdict is read as the brief was written
+        labels = {j: list(judge_sides(st, j, st["jobs"][j]["t"] + 1)) for j in wave if job_kind(j) in ("judge", "final")}
+        run.commit(st, [{"e": "issue", "wave": len(st["waves"]) + 1, "jobs": wave, "at": round(time.time(), 3),
+                         "labels": labels}])
         calls = []
         for job in wave:
             model = st["judge_model"] if job_kind(job) in ("judge", "final") else st["model"]

@@ -1,0 +1,134 @@
+"""Whole tournaments with stand-in sub-agents, driven the way SKILL.md says."""
+
+import glob
+import os
+import re
+import tempfile
+import unittest
+
+import standin
+from standin import bracket, run_cli
+
+TASK = ("Write a Python function `median(xs)` for a list of numbers.\n"
+        "Edge cases: empty list -> raise ValueError; {{output}} and ```fences``` stay as they are.\n"
+        "Unicode too: naïve café — 数字.\n")
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+class TournamentTest(unittest.TestCase):
+    def play(self, n, baseline, mode=(), seed=9, misbehave=None, always=None):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        cwd = tmp.name
+        with open(os.path.join(cwd, "task.md"), "w", encoding="utf-8", newline="") as f:
+            f.write(TASK)
+        with open(os.path.join(cwd, "notes.txt"), "w") as f:
+            f.write("the user's own file\n")
+        args = ["init", "--agents", str(n), "--seed", str(seed), "--task-file", "task.md", "--run", "t"] + list(mode)
+        if baseline:
+            with open(os.path.join(cwd, "old.md"), "w") as f:
+                f.write("def median(xs): return sorted(xs)[len(xs)//2]\n")
+            args += ["--baseline-file", "old.md"]
+        before = standin.tree(cwd)
+        run_cli(args, cwd)
+        agent = standin.StandIn(cwd, seed=seed, misbehave=misbehave, always=always)
+        orch = standin.Orchestrator(cwd, agent, "t")
+        orch.play()
+        self.assertEqual(standin.tree(cwd), before, "a file outside .arena/ changed")
+        return cwd, agent, orch
+
+    def check_finished(self, cwd, agent, orch, n, baseline):
+        _, out, _ = run_cli(["winner", "--run", "t"], cwd)
+        self.assertRegex(out, r"^winner a\d+ of %d agents" % n)
+        st = standin.bracket.Run("t", os.path.join(cwd, ".arena"))
+        state = load(cwd)
+        alive = [a for a in state["cards"] if a not in state["out"]]
+        self.assertEqual(len(alive), 1)
+        self.assertEqual(alive[0], state["champion"])
+        kinds = {bracket.job_kind(j) for j in agent.calls}
+        expected = {"spawn"} | ({"atk", "def", "judge"} if n > 1 else set()) | ({"final"} if baseline else set())
+        self.assertEqual(kinds, expected)
+        if baseline:
+            self.assertRegex(out, r"baseline check \(blind\): arena answer \d+, old answer \d+")
+        # every brief holds the task byte for byte, between two fence lines
+        briefs = glob.glob(os.path.join(cwd, ".arena", "t", "b", "*.md"))
+        self.assertEqual(len(briefs), len(set(agent.calls)))
+        cards = bracket.load_cards()
+        instructions = [text for part in cards.values() for _, text in part]
+        for path in briefs:
+            text = read(path)
+            self.assertEqual(text.count(TASK), 1, path)
+            fence = state["fence"]
+            self.assertIn("%s\n%s%s" % (fence, TASK, fence), text)
+            if "judge" in path or path.endswith("final.md"):
+                self.assertIsNone(re.search(r"\ba\d{3}\b", text), "agent id in judge brief " + path)
+                for ins in instructions:
+                    self.assertNotIn(ins, text, "card text in judge brief " + path)
+        for path in glob.glob(os.path.join(cwd, ".arena", "t", "j", "*", "*")):
+            self.assertIsNone(re.search(r"\ba\d{3}\b", read(path)), "agent id in judge input " + path)
+        for wave in orch.waves:
+            self.assertLessEqual(len(wave), 10)
+        del st
+        return state
+
+    def test_sizes_with_and_without_baseline(self):
+        for n in (1, 2, 7, 16):
+            for baseline in (False, True):
+                with self.subTest(n=n, baseline=baseline):
+                    cwd, agent, orch = self.play(n, baseline, mode=["--direct"] if n % 2 else [])
+                    self.check_finished(cwd, agent, orch, n, baseline)
+
+    def test_hundred_agents(self):
+        cwd, agent, orch = self.play(100, True)
+        state = self.check_finished(cwd, agent, orch, 100, True)
+        self.assertEqual([2 * len(r["matches"]) + bool(r["bye"]) for r in state["rounds"]], [100, 50, 25, 13, 7, 4, 2])
+        self.assertEqual(agent.calls.count("final"), 1)
+        self.assertGreater(orch.conductors, 1)
+        # the main session read only conductor launches and progress lines
+        self.assertLess(orch.main_bytes, 12000)
+
+    def test_misbehaving_sub_agents(self):
+        bad = {"r1-m01-judge": "not-json", "spawn-a003": "missing", "r1-m02-judge": "over-max",
+               "r1-m01-atk-a001": "too-many", "r1-m02-judge2": "fields", "spawn-a005": "wrong-job",
+               "spawn-a002": "empty", "r1-m03-atk-a006": "bad-label"}
+        cwd, agent, orch = self.play(8, False, mode=["--direct", "--recheck", "100"], seed=4, misbehave=bad)
+        joined = "\n".join(orch.outputs)
+        for pattern in (r"r1-m01-judge: .* is not valid JSON", r"spawn-a003: no output",
+                        r"r1-m02-judge: .*max is", r"spawn-a002: .* holds no solution",
+                        r"spawn-a005: .* names job spawn-a999, expected spawn-a005",
+                        r"r1-m02-judge2: .*'fatal' must map"):
+            self.assertRegex(joined, pattern)
+        run_jobs = [j for j in bad if j in agent.calls]
+        for job in run_jobs:
+            self.assertGreaterEqual(agent.calls.count(job), 2, job + " was not re-issued")
+        self.check_finished(cwd, agent, orch, 8, False)
+
+    def test_spawn_that_fails_twice_forfeits(self):
+        cwd, agent, orch = self.play(4, False, mode=["--direct"], seed=2, always={"spawn-a002": "missing"})
+        self.assertEqual(agent.calls.count("spawn-a002"), 2)
+        state = load(cwd)
+        forfeits = [r for r in state["results"].values() if r["how"] == "forfeit"]
+        self.assertEqual(len(forfeits), 1)
+        self.assertEqual(forfeits[0]["l"], "a002")
+        self.assertNotEqual(state["champion"], "a002")
+
+    def test_judge_that_keeps_failing_asks_for_record(self):
+        cwd, agent, orch = self.play(2, False, mode=["--direct", "--recheck", "off"], seed=2,
+                                     always={"r1-m01-judge": "not-json"})
+        self.assertEqual(agent.calls.count("r1-m01-judge"), 3)
+        joined = "\n".join(orch.outputs)
+        self.assertIn("r1-m01 needs a decision by hand", joined)
+        self.assertRegex(joined, r'run: record r1-m01 <a\d+\|a\d+> --reason "..."')
+        self.assertEqual(load(cwd)["results"]["r1-m01"]["how"], "record")
+
+
+def load(cwd):
+    return standin.bracket.Run("t", os.path.join(cwd, ".arena")).load()
+
+
+if __name__ == "__main__":
+    unittest.main()
