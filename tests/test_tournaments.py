@@ -107,6 +107,18 @@ class TournamentTest(unittest.TestCase):
             self.assertGreaterEqual(agent.calls.count(job), 2, job + " was not re-issued")
         self.check_finished(cwd, agent, orch, 8, False)
 
+    def test_final_panel_of_three(self):
+        cwd, agent, orch = self.play(4, False, mode=["--direct", "--final-judges", "3"], seed=6)
+        state = load(cwd)
+        final = state["rounds"][-1]["matches"][0]["id"]
+        self.assertEqual(sorted(j for j in agent.calls if j.startswith(final + "-judge")),
+                         [final + "-judge", final + "-judge2", final + "-judge3"])
+        result = state["results"][final]
+        self.assertEqual((result["how"], result["n"]), ("panel", 3))
+        self.assertGreaterEqual(result["votes"], 2)
+        _, out, _ = run_cli(["winner", "--run", "t"], cwd)
+        self.assertRegex(out, r"panel .*, [23] of 3 judges")
+
     def test_spawn_that_fails_twice_forfeits(self):
         cwd, agent, orch = self.play(4, False, mode=["--direct"], seed=2, always={"spawn-a002": "missing"})
         self.assertEqual(agent.calls.count("spawn-a002"), 2)
