@@ -21,6 +21,9 @@ OPEN_ROUND_MAX = 32
 # The winning solution is shown inline up to this size; the link has all of it.
 SHOWN_SOLUTION_CHARS = 200000
 SHOWN_TASK_CHARS = 20000
+# The bracket picture shows at most this many last rounds, each of at most TREE_MAX matches.
+TREE_ROUNDS = 4
+TREE_MAX = 8
 HOW = {"judge": "judge", "panel": "panel", "forfeit": "forfeit", "record": "by hand"}
 ANSWERS = {"C": ("conceded and fixed", "c"), "R": ("rebutted", "r")}
 LABEL_CLASS = {"FATAL": "F", "MAJOR": "M", "MINOR": "m"}
@@ -325,7 +328,43 @@ class Report:
                 '<input id="find" type="search" placeholder="find agent or match, e.g. a017 or r2-m03" '
                 'aria-label="find agent or match"> <span id="found" class="muted"></span>'
                 '<button type="button" id="expand">expand all</button><button type="button" id="collapse">'
-                'collapse all</button></div></div>%s</section>' % "".join(out))
+                'collapse all</button></div></div>%s%s</section>' % (self.tree(), "".join(out)))
+
+    def tree(self):
+        """The last rounds as bracket columns: a picture of how the field narrowed to the winner."""
+        st = self.st
+        shown = [r for r in st["rounds"] if len(r["matches"]) <= TREE_MAX][-TREE_ROUNDS:]
+        if not shown:
+            return ""
+        cols, came_from = [], {}
+        for rnd in shown:
+            tiles = []
+            # a match sits level with the matches its players came from, so the columns read as a tree
+            order = sorted(rnd["matches"], key=lambda m: min(came_from.get(m["a"], 0), came_from.get(m["b"], 0)))
+            came_from = {}
+            for pos, m in enumerate(order):
+                came_from[m["a"]] = came_from[m["b"]] = pos
+            if rnd["bye"]:
+                came_from[rnd["bye"]] = len(order)
+            for m in order:
+                res = st["results"].get(m["id"])
+                n = res.get("n", 1) if res else 1
+                lines = []
+                for x in (m["a"], m["b"]):
+                    score = bracket.points(res["tot"][x], n) if res and res.get("tot") else ""
+                    cls = "" if not res else ' class="w"' if res["w"] == x else ' class="l"'
+                    lines.append("<span%s><b>%s</b><em>%s</em></span>" % (cls, esc(x), score))
+                tiles.append('<a class="tile%s" href="#%s" title="%s">%s</a>' % (
+                    " onpath" if m["id"] in self.path_ids else " open" if not res else "", esc(m["id"]),
+                    esc(m["id"]), "".join(lines)))
+            if rnd["bye"]:
+                tiles.append('<span class="tile byetile"><span><b>%s</b><em>bye</em></span></span>' % esc(rnd["bye"]))
+            cols.append('<div class="col"><div class="col-h">Round %d</div><div class="tiles">%s</div></div>'
+                        % (rnd["n"], "".join(tiles)))
+        if self.champ:
+            cols.append('<div class="col champ-col"><div class="col-h">Winner</div><div class="tiles">'
+                        '<span class="tile champ"><span><b>%s</b></span></span></div></div>' % esc(self.champ))
+        return '<div class="tree" aria-label="the last rounds">%s</div>' % "".join(cols)
 
     def round_block(self, rnd, sizes):
         st = self.st
@@ -564,6 +603,23 @@ table.agents{width:100%;font-size:12.5px;margin-top:10px}
 .agents thead th{color:var(--muted);font-weight:600;position:sticky;top:0;background:#fff}
 .gloss{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:0 28px;font-size:13px}
 .gloss dt{font-weight:600;margin-top:6px}.gloss dd{margin:0;color:var(--muted)}
+.tree{display:flex;gap:14px;overflow-x:auto;padding:6px 2px 16px;margin-bottom:8px;border-bottom:1px solid var(--line)}
+.col{flex:1 1 0;min-width:150px;display:flex;flex-direction:column}.champ-col{flex:0 0 130px;min-width:130px}
+.col-h{font-size:11px;text-transform:uppercase;letter-spacing:.06em;color:var(--muted);margin-bottom:6px}
+.tiles{flex:1;display:flex;flex-direction:column;justify-content:space-around;gap:8px}
+.tile{display:block;border:1px solid var(--line);border-radius:7px;background:#fff;font-size:12.5px;color:var(--ink);
+overflow:hidden}
+a.tile:hover{text-decoration:none;border-color:var(--link)}
+.tile span{display:flex;justify-content:space-between;padding:3px 9px;gap:8px}
+.tile span+span{border-top:1px solid #f0f1f4}
+.tile b{font-weight:600;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+.tile em{font-style:normal;font-variant-numeric:tabular-nums;color:var(--muted)}
+.tile .w b{color:var(--win)}.tile .w em{color:var(--ink);font-weight:650}.tile .l{color:var(--muted)}
+.tile .l b{color:var(--muted);font-weight:500}
+.tile.onpath{border-color:var(--goldline);box-shadow:0 0 0 1px var(--goldline);background:var(--goldbg)}
+.tile.open{border-style:dashed}.byetile{border-style:dotted;color:var(--muted)}
+.tile.champ{border:2px solid var(--goldline);background:var(--goldbg);font-size:14px}
+.tile.champ b{color:var(--gold)}
 footer{font-size:12px;color:var(--muted);text-align:center}
 """
 
