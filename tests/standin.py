@@ -63,7 +63,7 @@ class StandIn:
             return receipt
         if how == "outside":
             write("stray-%s.txt" % job, "written outside .arena\n")
-        rng = pick(self.seed, job, len(self.calls))
+        rng = pick(self.seed, job)
         header = "<!-- arena job: %s -->\n" % (job if how != "wrong-job" else "spawn-a999")
         if kind == "spawn":
             body = "" if how == "empty" else "Solution by %s.\n%s\n" % (job, "x" * rng.randrange(50, 400))
@@ -93,10 +93,21 @@ class StandIn:
             labels = re.findall(r"^- ([A-Z][a-z]+)(?::|$)", brief, re.M)
             crits = [(c, int(top)) for c, top in re.findall(r"^- ([a-z]+) \((\d+)\):", brief, re.M)]
             assert len(labels) == 2 and crits, "judge brief without labels or rubric"
-            scores = {lab: {c: rng.randrange(0, top + 1) for c, top in crits} for lab in labels}
+            # scores follow the content judged, not the labels or the order, so a re-judged
+            # match with fresh labels gets the same outcome
+            scores, fatal = {}, {}
+            for lab in labels:
+                path = re.search(r"^- %s(?::|\n  - revised solution:) (\S+)$" % lab, brief, re.M).group(1)
+                with open(os.path.join(self.cwd, path), encoding="utf-8") as f:
+                    text = f.read()
+                for other in labels:
+                    text = text.replace(other, "L")
+                look = pick(self.seed, text)
+                scores[lab] = {c: look.randrange(0, top + 1) for c, top in crits}
+                fatal[lab] = look.random() < 0.1
             if how == "over-max":
                 scores[labels[0]][crits[0][0]] = crits[0][1] + 4
-            verdict = {"job": job, "scores": scores, "fatal": {lab: rng.random() < 0.1 for lab in labels},
+            verdict = {"job": job, "scores": scores, "fatal": fatal,
                        "confidence": "high", "reason": "stand-in verdict"}
             text = json.dumps(verdict)
             if how == "not-json":
