@@ -11,6 +11,7 @@ Standard library only, Python 3.8 or newer. Run `bracket.py -h` for the commands
 
 import argparse
 import hashlib
+import heapq
 import json
 import math
 import os
@@ -36,7 +37,9 @@ DEFAULT_BATCH = 10
 TRIES = {"spawn": 2, "atk": 2, "def": 2, "judge": 3, "final": 2}
 MAX_SOLUTION_BYTES = 512 * 1024
 MAX_OTHER_BYTES = 256 * 1024
-CHAIN = {"spawn": 4, "atk": 3, "def": 2, "judge": 1, "final": 1}
+# Jobs left on the longest path from a job to its round's end; round 1's bye
+# spawns feed nothing in round 1, so they fill the judges' waves (Hu's rule).
+CHAIN = {"spawn": 4, "bye": 1, "atk": 3, "def": 2, "judge": 1, "final": 1}
 LABELS = ("Kestrel", "Heron", "Osprey", "Plover", "Wren", "Finch", "Lark",
           "Egret", "Swift", "Tern", "Merlin", "Robin", "Curlew", "Dunlin",
           "Gannet", "Avocet")
@@ -319,19 +322,18 @@ def list_schedule(jobs, wave):
     for j, (_, deps) in jobs.items():
         for d in deps:
             users.setdefault(d, []).append(j)
-    ready = sorted((jobs[j][0], j) for j, n in waiting.items() if n == 0)
+    # a heap of (key, id): the same picks as re-sorting every wave, in O(log n) each
+    ready = [(jobs[j][0], j) for j, n in waiting.items() if n == 0]
+    heapq.heapify(ready)
     out = []
     while ready:
-        now, ready = ready[:wave], ready[wave:]
+        now = [heapq.heappop(ready) for _ in range(min(wave, len(ready)))]
         out.append([j for _, j in now])
-        fresh = []
         for _, j in now:
             for u in users.get(j, ()):
                 waiting[u] -= 1
                 if waiting[u] == 0:
-                    fresh.append((jobs[u][0], u))
-        if fresh:
-            ready = sorted(ready + fresh)
+                    heapq.heappush(ready, (jobs[u][0], u))
     return out
 
 
@@ -349,7 +351,7 @@ def round_jobs(rnd, matches, spawn_order=None, looks=0.0, wave=DEFAULT_WAVE):
     jobs = {}
     if spawn_order is not None:
         for pos, a in enumerate(spawn_order):
-            jobs["s%d" % a] = (job_key("spawn", 0, pos, 0), [])
+            jobs["s%d" % a] = (job_key("spawn" if pos < 2 * matches else "bye", 0, pos, 0), [])
     side_by_side = looks > 0 and 2 * matches <= wave
     later = int(round(looks * matches)) if looks and not side_by_side else 0
     rechecked = {int(k * matches / later) for k in range(later)} if later else set()
@@ -444,7 +446,7 @@ def new_state(ev, sizes):
         "model": ev.get("model"), "judge_model": ev.get("judge_model"),
         "recheck": ev.get("recheck", DEFAULT_RECHECK), "final_judges": ev.get("final_judges", 1),
         "pack": ev.get("pack", True), "batch_waves": ev.get("batch_waves", DEFAULT_BATCH),
-        "mode": ev.get("mode", "conductor"), "sizes": list(sizes),
+        "mode": ev.get("mode", "conductor"), "sizes": list(sizes), "plan_waves": ev.get("plan_waves"),
         "cards": {a: c for a, c in zip(ids, cards)},
         "byes": {}, "out": {}, "sol": {}, "rounds": [], "results": {},
         "jobs": {}, "summ": {}, "waves": [], "batch": None, "champion": None,
@@ -501,8 +503,19 @@ def no_solution(st, agent):
     return st["jobs"]["spawn-" + agent]["s"] == "done" and st["sol"].get(agent) is None
 
 
+# (rounds list, its length, {match id: match}): an index of the state in hand.
+# Holding the list keeps its id from being reused by another state.
+MATCH_INDEX = [None, 0, {}]
+
+
 def find_match(st, mid):
-    for rnd in st["rounds"]:
+    rounds = st["rounds"]
+    if MATCH_INDEX[0] is not rounds or MATCH_INDEX[1] != len(rounds):
+        MATCH_INDEX[:] = [rounds, len(rounds), {m["id"]: m for rnd in rounds for m in rnd["matches"]}]
+    m = MATCH_INDEX[2].get(mid)
+    if m is not None and m["id"] == mid:
+        return m
+    for rnd in rounds:
         for m in rnd["matches"]:
             if m["id"] == mid:
                 return m
@@ -528,9 +541,17 @@ def settle(st, m, winner, info):
     st["manual"].pop(m["id"], None)
 
 
-def round_done(st):
+def matches_decided(st):
     rnd = st["rounds"][-1] if st["rounds"] else None
     return rnd is not None and all(m["id"] in st["results"] for m in rnd["matches"])
+
+
+def round_done(st):
+    """The current round may be closed by next: every match decided, and in round 1
+    the bye's spawn in too, so the scheduler counts it in the round it belongs to."""
+    rnd = st["rounds"][-1] if st["rounds"] else None
+    bye_ready = rnd is None or rnd["n"] > 1 or not rnd["bye"] or st["jobs"]["spawn-" + rnd["bye"]]["s"] == "done"
+    return bye_ready and matches_decided(st)
 
 
 def apply(st, ev):
@@ -815,6 +836,8 @@ class Run:
             if os.path.exists(self.journal_path):
                 st = self.rebuild()
                 self.save(st)
+                sys.stderr.write("bracket.py: run %s had no state.json (init was cut short, or it was deleted); "
+                                 "rebuilt it from journal.jsonl\n" % self.name)
                 return st
             raise ArenaError("run %r has no state.json and no journal; start a new run with init" % self.name)
         with open(self.state_path, "rb") as f:
@@ -1113,7 +1136,11 @@ def fill(template, values):
 
 def blind_copy(run, src, dst, agents, labels, fence=None):
     """Copy a file for a judge without its job header, the agents' ids or the run's fence."""
-    text = read_text(run.path(src)) if src and os.path.exists(run.path(src)) else None
+    try:
+        # an output that fell back after failing its checks must not stall the judge
+        text = read_output(run.path(src), MAX_SOLUTION_BYTES) if src else None
+    except BadOutput:
+        text = None
     if text is None:
         text = "(nothing was received for this part)\n"
     text = HEADER.sub("", text, count=1)
@@ -1130,6 +1157,10 @@ def write_brief(run, st, job, attempt, cards, rubric, task):
     kind, rnd, _, who = parse_job(job)
     rel = lambda p: os.path.join(run.dir, p)
     outs = outputs_of(job)
+    for p in outs:
+        # a link left by a failed try would make the next agent write through it, outside .arena/
+        if os.path.islink(run.path(p)):
+            os.unlink(run.path(p))
     values = {"job": job, "task": fenced(st, task), "fence": st["fence"], "output": rel(outs[0]),
               "receipt": "done " + job, "max_attacks": str(MAX_ATTACKS)}
     if kind in ("spawn", "atk", "def"):
@@ -1240,7 +1271,8 @@ def spawn_positions(st):
 def priority(st, job, positions):
     kind, rnd, mno, who = parse_job(job)
     if kind == "spawn":
-        return job_key("spawn", 0, positions[who], 0)
+        paired = 2 * len(st["rounds"][0]["matches"]) if st["rounds"] else 0
+        return job_key("spawn" if positions[who] < paired else "bye", 0, positions[who], 0)
     if kind == "final":
         return (0, 10 ** 6, 0, 0)
     if kind == "judge":
@@ -1250,13 +1282,17 @@ def priority(st, job, positions):
 
 
 def phase_of(job):
-    """(round, step) of a job, the unit the unpacked, phase-by-phase schedule waits on."""
-    kind, rnd, _, who = parse_job(job)
-    if kind == "spawn":
+    """(round, step) of a job, the unit the unpacked, phase-by-phase schedule waits on.
+
+    Split by hand, not parse_job: progress() calls this on every open job.
+    """
+    if job.startswith("spawn-"):
         return (0, 0)
-    if kind == "final":
+    if job == "final":
         return (10 ** 6, 0)
-    return (rnd, {"atk": 1, "def": 2}.get(kind, 2 + (who if kind == "judge" else 0)))
+    part = job.split("-")
+    kind = part[2]
+    return (int(part[0][1:]), 1 if kind == "atk" else 2 if kind == "def" else 2 + int(kind[5:] or 1))
 
 
 def pick_wave(st):
@@ -1283,14 +1319,21 @@ def planned_calls(st):
     return 6 * n - 5 + panel + extra + (1 if st["baseline"] else 0) - cancelled
 
 
+def planned_waves(st):
+    """Waves the run should take; init computes it once into the init event (older runs: here)."""
+    if st.get("plan_waves"):
+        return st["plan_waves"]
+    looks = RECHECK_SHARE if st["recheck"] is not None else 0.0
+    if st["pack"]:
+        return packed_waves(st["agents"], st["wave"], st["baseline"], looks)[0]
+    return sum(r[5] for r in plan_rows(st["agents"], st["wave"], st["baseline"]))
+
+
 def progress(st):
     """Numbers for the progress line: round, phase, jobs, waves, times."""
     done = sum(1 for info in st["jobs"].values() if info["s"] == "done")
     retry = sum(1 for info in st["jobs"].values() if info["s"] == "ready" and info["t"] > 0)
-    looks = RECHECK_SHARE if st["recheck"] is not None else 0.0
-    waves_plan, _ = packed_waves(st["agents"], st["wave"], st["baseline"], looks) if st["pack"] else \
-        (sum(r[5] for r in plan_rows(st["agents"], st["wave"], st["baseline"])), 0)
-    waves_plan = max(waves_plan, len(st["waves"]))
+    waves_plan = max(planned_waves(st), len(st["waves"]))
     open_jobs = [j for j, info in st["jobs"].items() if info["s"] in ("ready", "issued")]
     phase = "finished"
     if open_jobs:
@@ -1661,6 +1704,7 @@ def cmd_init(args):
           "recheck": None if args.recheck == "off" else int(args.recheck), "final_judges": args.final_judges,
           "pack": not args.no_pack, "batch_waves": args.batch_waves, "mode": "direct" if args.direct else "conductor",
           "sizes": list(sizes)}
+    ev["plan_waves"] = planned_waves(ev)
     with run.lock():
         run.append([ev])
         st = new_state(ev, sizes)
@@ -1789,11 +1833,12 @@ def cmd_advance(args):
     def go(run, st):
         if st["champion"] is not None:
             raise ArenaError("the tournament is decided (%s); run winner" % st["champion"])
-        if not round_done(st):
+        if not matches_decided(st):
             open_ = [m["id"] for m in st["rounds"][-1]["matches"] if m["id"] not in st["results"]]
             raise ArenaError("round %d still has %d undecided match(es): %s" % (
                 len(st["rounds"]), len(open_), " ".join(open_[:10])))
-        run.commit(st, advance_events(st))
+        # by hand, pairing does not wait for a bye's first solution: its jobs wait for it
+        run.commit(st, [{"e": "advance", "round": len(st["rounds"])}])
         if st["champion"]:
             print("one agent left: %s" % st["champion"])
         else:
