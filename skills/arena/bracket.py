@@ -2082,6 +2082,12 @@ def main(argv=None):
     except ArenaError as e:
         sys.stderr.write("bracket.py: %s\n" % e)
         return 2
+    except BrokenPipeError:  # the reader stopped early (e.g. `| head`): nothing to report
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
     except KeyboardInterrupt:
         sys.stderr.write("bracket.py: interrupted; the state is as the last finished step left it, run next\n")
         return 130
