@@ -1,0 +1,422 @@
+#!/usr/bin/env python3
+"""judging.py: how often does the truly best solution win an arena bracket?
+
+Runs the real engine (bracket.new_state / bracket.apply: dealing, pairing,
+byes, second looks, scoring) many times in memory, with a modelled judge in
+place of sub-agents:
+
+- every agent has a latent quality q ~ Normal(0, 1); the bottom FATAL_SHARE of
+  the quality distribution has a real fatal flaw;
+- a judge sees q + noise (sd sigma) + a position bias for the side shown
+  first, puts it on the 100-point rubric (65 + 10 points per unit of quality,
+  split over the criteria in proportion to their maxima), flags a real FATAL
+  unless it misses it, flags a false one now and then, and says "low"
+  confidence when the totals it gives are very close;
+- the side shown first is the engine's own choice (bracket.judge_sides), so a
+  second look sees the pair in the swapped order, as in a real run.
+
+Every sub-agent call counts: spawns, attacks, defences, judges, second looks.
+Only getrandbits is used, so a seed gives the same numbers on Python 3.8+.
+
+    python3 benchmarks/judging.py            # the full report (see --help)
+    python3 benchmarks/judging.py --quick    # a rough look in about a minute
+"""
+
+import argparse
+import math
+import multiprocessing
+import os
+import statistics
+import sys
+import time
+from collections import namedtuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "skills", "arena"))
+
+import bracket  # noqa: E402
+
+SIZES = (15, 12, 12)
+RUBRIC_MAX = (30, 25, 20, 15, 10)
+CENTRE = 65.0
+POINTS_PER_UNIT = 10.0
+TWO_53 = float(1 << 53)
+
+# sigma: sd of a judge's error in units of quality (x10 = rubric points);
+# bias: added to the side shown first; false_fatal: chance of flagging a
+# FATAL on a solution without one; miss_fatal: chance of missing a real one;
+# fatal_share: share of the field with a real fatal flaw (the worst ones);
+# low_conf: the judge says "low" when its totals differ by less than this;
+# corr: share of the error variance that every judge of a match repeats
+# (0 = each look is an independent opinion).
+Judge = namedtuple("Judge", "sigma bias false_fatal miss_fatal fatal_share low_conf corr")
+
+# Calibrated with consistency(): the same pair judged in both orders gets the
+# same winner about 80% (DEFAULT), 70% (NOISY) and 90% (BETTER) of the time.
+DEFAULT = Judge(sigma=0.42, bias=0.2, false_fatal=0.02, miss_fatal=0.2, fatal_share=0.2, low_conf=2, corr=0.0)
+SETTINGS = [
+    ("default", DEFAULT),
+    ("noisier", DEFAULT._replace(sigma=1.0)),
+    ("better", DEFAULT._replace(sigma=0.17, bias=0.1, false_fatal=0.01, miss_fatal=0.1)),
+    ("no position bias", DEFAULT._replace(bias=0.0)),
+    ("correlated errors", DEFAULT._replace(sigma=0.74, corr=0.5)),
+]
+PERFECT = Judge(sigma=0.0, bias=0.0, false_fatal=0.0, miss_fatal=0.0, fatal_share=0.2, low_conf=0, corr=0.0)
+
+VARIANTS = [
+    ("a", "plain bracket", None, 1),
+    ("b", "second look, margin %d" % bracket.DEFAULT_RECHECK, bracket.DEFAULT_RECHECK, 1),
+    ("c", "every match judged in both orders", 100, 1),
+    ("d", "(b) + 3 judges in the final", bracket.DEFAULT_RECHECK, 3),
+]
+MARGINS = (0, 2, 4, 6, 8, 10, 15)
+
+
+# ---------------------------------------------------------------- seeded draws
+
+def uniform(rng):
+    return rng.getrandbits(53) / TWO_53
+
+
+def normal(rng):
+    """A standard normal from getrandbits only (Box-Muller)."""
+    u1 = (rng.getrandbits(53) + 0.5) / TWO_53
+    u2 = rng.getrandbits(53) / TWO_53
+    return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
+
+
+def fatal_line(judge):
+    """Qualities below this have a real fatal flaw."""
+    if judge.fatal_share <= 0:
+        return -math.inf
+    return statistics.NormalDist().inv_cdf(judge.fatal_share)
+
+
+def field(n, seed):
+    """{agent: latent quality}, the same for every judge setting and variant."""
+    rng = bracket.rng_for(seed, "quality")
+    return {a: normal(rng) for a in bracket.agent_ids(n)}
+
+
+# ---------------------------------------------------------------- the modelled judge
+
+def split_total(total):
+    """A rubric scorecard summing to total (0..100), each criterion in proportion to its maximum."""
+    raw = [total * top / 100.0 for top in RUBRIC_MAX]
+    card = [int(x) for x in raw]
+    # largest remainders get the points lost to rounding down
+    order = sorted(range(len(raw)), key=lambda i: (card[i] - raw[i], i))
+    for i in order[:total - sum(card)]:
+        card[i] += 1
+    return card
+
+
+CARDS = [split_total(t) for t in range(101)]
+
+
+def seen_total(seen):
+    """The integer total a judge gives for a perceived quality."""
+    return min(100, max(0, int(math.floor(CENTRE + POINTS_PER_UNIT * seen + 0.5))))
+
+
+def judge_pair(qa, qb, flawed_a, flawed_b, a_first, judge, rng, shared):
+    """(card a, card b, fatal a, fatal b, conf) of one look at a pair.
+
+    rng draws this look's own error; shared is the pair of error terms every
+    look at this match repeats (used when judge.corr > 0).
+    """
+    own = math.sqrt(1.0 - judge.corr)
+    rep = math.sqrt(judge.corr)
+    out = []
+    for k, (q, flawed) in enumerate(((qa, flawed_a), (qb, flawed_b))):
+        noise = judge.sigma * (own * normal(rng) + rep * shared[k]) if judge.sigma else 0.0
+        first = (k == 0) == a_first
+        u = uniform(rng)
+        fat = (u >= judge.miss_fatal) if flawed else (u < judge.false_fatal)
+        out.append((seen_total(q + noise + (judge.bias if first else 0.0)), fat))
+    (ta, fa), (tb, fb) = out
+    conf = "low" if abs(ta - tb) < judge.low_conf else "high"
+    return CARDS[ta], CARDS[tb], fa, fb, conf
+
+
+def verdict(st, job, judge, world):
+    """The judge job's "out", as check_output would summarise a real verdict."""
+    quality, line, seed = world
+    m = bracket.find_match(st, bracket.match_of(job))
+    a, b = m["a"], m["b"]
+    sides, names = bracket.judge_sides(st, job, 1)
+    rng = bracket.rng_for(seed, "judge", job)
+    shared = (0.0, 0.0)
+    if judge.corr:
+        srng = bracket.rng_for(seed, "shared", m["id"], a, b)
+        shared = (normal(srng), normal(srng))
+    ca, cb, fa, fb, conf = judge_pair(quality[a], quality[b], quality[a] < line, quality[b] < line,
+                                      sides[0] == a, judge, rng, shared)
+    return {"sc": {a: list(ca), b: list(cb)}, "fat": {a: fa, b: fb}, "conf": conf, "why": "",
+            "order": sides, "names": names}
+
+
+# ---------------------------------------------------------------- one tournament
+
+def init_event(n, seed, recheck, final_judges):
+    """The init event cmd_init would journal, minus the files."""
+    return {"e": "init", "seq": 1, "run": "sim-%d" % seed, "agents": n, "seed": seed, "wave": 10, "at": 0.0,
+            "fence": "=====ARENA-DATA-000000000000=====", "baseline": False, "model": None, "judge_model": None,
+            "recheck": recheck, "final_judges": final_judges, "pack": True, "batch_waves": 10,
+            "mode": "direct", "sizes": list(SIZES)}
+
+
+def output_of(st, job, judge, world):
+    kind = bracket.job_kind(job)
+    if kind == "spawn":
+        return {"sol": "out/%s.md" % job}
+    if kind == "atk":
+        return {"labels": ""}
+    if kind == "def":
+        return {"ans": "", "sol": "out/%s-sol-%s.md" % (bracket.match_of(job), job.split("-")[3])}
+    return verdict(st, job, judge, world)
+
+
+def tournament(n, seed, judge, recheck=None, final_judges=1):
+    """Run one tournament; returns (champion, state, calls)."""
+    st = bracket.new_state(init_event(n, seed, recheck, final_judges), SIZES)
+    st["seq"] = 1
+    world = (field(n, seed), fatal_line(judge), seed)
+    jobs = st["jobs"]
+    pending, known, calls = list(jobs), len(jobs), 0
+    while st["champion"] is None:
+        ready = sorted(j for j in pending if jobs[j]["s"] == "ready"
+                       and all(jobs[d]["s"] == "done" for d in jobs[j]["d"]))
+        if ready:
+            # like collect: every output of a wave is read against the same state, then applied in order
+            outs = [(j, output_of(st, j, judge, world)) for j in ready]
+            for j, out in outs:
+                bracket.apply(st, {"e": "done", "job": j, "out": out, "seq": st["seq"] + 1})
+                calls += 1
+        elif bracket.round_done(st):
+            bracket.apply(st, {"e": "advance", "round": len(st["rounds"]), "seq": st["seq"] + 1})
+        else:
+            raise RuntimeError("seed %d: nothing ready and the round is not done" % seed)
+        pending = [j for j in pending if jobs[j]["s"] == "ready"]
+        if len(jobs) > known:
+            pending += list(jobs)[known:]
+            known = len(jobs)
+    return st["champion"], st, calls
+
+
+def outcome(n, seed, judge, recheck=None, final_judges=1):
+    """One tournament as numbers: (rank of the champion, 1 = best; calls; second looks; matches;
+    second looks for being close in rounds too big to judge twice up front; matches of those rounds)."""
+    champ, st, calls = tournament(n, seed, judge, recheck, final_judges)
+    quality = field(n, seed)
+    rank = 1 + sum(1 for q in quality.values() if q > quality[champ])
+    looks = sum(1 for r in st["results"].values() if r.get("how") == "judge" and r.get("n") == 2)
+    # a second look asked for by a close first verdict has no deps; one planned with the round waits on the defences
+    big = [m["id"] for r in st["rounds"] if 2 * len(r["matches"]) > st["wave"] for m in r["matches"]]
+    close = sum(1 for mid in big if not st["jobs"].get(bracket.judge_id(mid, 2), {"d": [1]})["d"])
+    return rank, calls, looks, len(st["results"]), close, len(big)
+
+
+# ---------------------------------------------------------------- position consistency
+
+def consistency(judge, pairs=40000, seed=1):
+    """Chance that one pair, judged once in each order, gets the same winner."""
+    rng = bracket.rng_for(seed, "consistency")
+    line = fatal_line(judge)
+    m = {"a": "x", "b": "y", "coin": "x"}
+    same = 0
+    for _ in range(pairs):
+        qa, qb = normal(rng), normal(rng)
+        shared = (normal(rng), normal(rng))
+        picks = []
+        for a_first in (True, False):
+            ca, cb, fa, fb, _ = judge_pair(qa, qb, qa < line, qb < line, a_first, judge, rng, shared)
+            picks.append(bracket.decide({"sc": {"x": ca, "y": cb}, "fat": {"x": fa, "y": fb}}, m, 5)[0])
+        same += picks[0] == picks[1]
+    return same / float(pairs)
+
+
+# ---------------------------------------------------------------- many tournaments
+
+def run_seed(base, n, i):
+    """The seed of run i; every variant and judge setting plays the same fields and brackets."""
+    return bracket.below(bracket.rng_for(base, "run", n, i), 10 ** 9)
+
+
+def batch(task):
+    """[(rank, calls, looks, matches)] of runs lo..hi-1 of one cell (a worker's unit)."""
+    n, base, lo, hi, judge, recheck, final_judges = task
+    return [outcome(n, run_seed(base, n, i), judge, recheck, final_judges) for i in range(lo, hi)]
+
+
+def measure(cells, runs, base, pool=None, chunk=50):
+    """{key: [(rank, calls, looks, matches)] per run} for cells {key: (n, judge, recheck, final_judges)}."""
+    tasks, owners = [], []
+    for key, (n, judge, recheck, fj) in cells.items():
+        for lo in range(0, runs, chunk):
+            tasks.append((n, base, lo, min(runs, lo + chunk), judge, recheck, fj))
+            owners.append(key)
+    results = pool.map(batch, tasks, 1) if pool else [batch(t) for t in tasks]
+    out = {key: [] for key in cells}
+    for key, part in zip(owners, results):
+        out[key].extend(part)
+    return out
+
+
+def summary(rows, n, plain=None):
+    """Rates and means of one cell; plain is the (a) cell for paired differences."""
+    runs = float(len(rows))
+    s = {
+        "best": sum(r[0] == 1 for r in rows) / runs,
+        "top3": sum(r[0] <= 3 for r in rows) / runs,
+        "top10": sum(r[0] <= 10 for r in rows) / runs,
+        "pct": sum(100.0 * (n - r[0]) / (n - 1) for r in rows) / runs,
+        "calls": sum(r[1] for r in rows) / runs,
+        "looks": sum(r[2] for r in rows) / float(sum(r[3] for r in rows)),
+        "close": sum(r[4] for r in rows) / float(max(1, sum(r[5] for r in rows))),
+    }
+    if plain is not None:
+        s["ratio"] = s["calls"] / (sum(r[1] for r in plain) / runs)
+        for name, hit in (("best", lambda r: r[0] == 1), ("top3", lambda r: r[0] <= 3)):
+            d = [hit(x) - hit(y) for x, y in zip(rows, plain)]
+            mean = sum(d) / runs
+            sd = math.sqrt(max(0.0, sum((x - mean) ** 2 for x in d) / max(1.0, runs - 1)))
+            s["d" + name], s["se" + name] = mean, sd / math.sqrt(runs)
+    return s
+
+
+def signed(d, se):
+    return "%+.3f ± %.3f" % (d, 2 * se)
+
+
+# ---------------------------------------------------------------- the report
+
+def report(args, out=sys.stdout):
+    started = time.time()
+    runs = args.runs
+    pool = multiprocessing.Pool(args.jobs) if args.jobs > 1 else None
+    try:
+        say = lambda text="": out.write(text + "\n")
+        say("# Does the best solution win? Arena bracket with a modelled judge")
+        say()
+        say("Each run: N agents with latent quality ~ Normal(0,1), the bottom %d%% with a real fatal flaw; "
+            "the real engine (bracket.py new_state/apply) plays the bracket; %d runs per cell, seed %d, "
+            "same fields and brackets for every variant (differences are paired; ± is 2 standard errors)."
+            % (round(100 * DEFAULT.fatal_share), runs, args.seed))
+        say()
+        say("## Judge settings")
+        say()
+        say("| setting | sigma (quality sd) | position bias | false FATAL | missed FATAL | low conf below | "
+            "shared error | position consistency |")
+        say("|---|---|---|---|---|---|---|---|")
+        for name, j in SETTINGS:
+            say("| %s | %.2f (%.1f pts) | %.2f (%.1f pts) | %.0f%% | %.0f%% | %d pts | %.0f%% | %.3f |" % (
+                name, j.sigma, 10 * j.sigma, j.bias, 10 * j.bias, 100 * j.false_fatal, 100 * j.miss_fatal,
+                j.low_conf, 100 * j.corr, consistency(j)))
+        say()
+        say("Position consistency: chance that a pair of random agents, judged once in each order, gets the same "
+            "winner (40,000 pairs).")
+        say()
+        say("Variants: " + "; ".join("(%s) %s" % (k, label) for k, label, _, _ in VARIANTS) + ".")
+        say()
+        say("With a second look on, bracket.py judges every match of a round twice (in swapped orders) when the "
+            "round's judges fit in half a wave (2 x matches <= wave = 10); in bigger rounds a match gets its second "
+            "look only when the first verdict is close. *Of them for being close: the share of matches in those bigger "
+            "rounds that got a second look, the number bracket.RECHECK_SHARE (now %.2f) estimates."
+            % bracket.RECHECK_SHARE)
+        cells = {}
+        for n in (100, 16):
+            for name, j in SETTINGS:
+                for k, _, recheck, fj in VARIANTS:
+                    cells[(n, name, k)] = (n, j, recheck, fj)
+        for n in (100, 16):
+            for margin in MARGINS:
+                cells[(n, "default", "m%d" % margin)] = (n, DEFAULT, margin, 1)
+        data = measure(cells, runs, args.seed, pool)
+        table_head = ("| variant | P(best wins) | vs (a) | P(top 3) | vs (a) | P(top 10) | mean percentile | "
+                      "calls | calls vs (a) | matches with a second look | of them for being close* |")
+        for n in (100, 16):
+            for name, _ in SETTINGS:
+                say()
+                say("## N = %d, %s judge" % (n, name))
+                say()
+                say(table_head)
+                say("|---|---|---|---|---|---|---|---|---|---|---|")
+                plain = data[(n, name, "a")]
+                for k, label, _, _ in VARIANTS:
+                    s = summary(data[(n, name, k)], n, plain)
+                    say("| (%s) %s | %.3f | %s | %.3f | %s | %.3f | %.1f | %.1f | %.3fx | %.1f%% | %.1f%% |" % (
+                        k, label, s["best"], signed(s["dbest"], s["sebest"]) if k != "a" else "-",
+                        s["top3"], signed(s["dtop3"], s["setop3"]) if k != "a" else "-", s["top10"], s["pct"],
+                        s["calls"], s["ratio"], 100 * s["looks"], 100 * s["close"]))
+        for n in (100, 16):
+            say()
+            say("## Margin sweep: N = %d, default judge" % n)
+            say()
+            say("| second look when totals within | P(best wins) | vs off | P(top 3) | vs off | calls vs off | "
+                "matches with a second look | of them for being close* |")
+            say("|---|---|---|---|---|---|---|---|")
+            plain = data[(n, "default", "a")]
+            s = summary(plain, n, plain)
+            say("| off | %.3f | - | %.3f | - | 1.000x | 0.0%% | 0.0%% |" % (s["best"], s["top3"]))
+            for margin in MARGINS + (100,):
+                s = summary(data[(n, "default", "c" if margin == 100 else "m%d" % margin)], n, plain)
+                say("| %s | %.3f | %s | %.3f | %s | %.3fx | %.1f%% | %.1f%% |" % (
+                    "every match (100)" if margin == 100 else "%d points" % margin, s["best"],
+                    signed(s["dbest"], s["sebest"]), s["top3"], signed(s["dtop3"], s["setop3"]),
+                    s["ratio"], 100 * s["looks"], 100 * s["close"]))
+        say()
+        say("## The goal")
+        say()
+        for n in (100, 16):
+            a = summary(data[(n, "default", "a")], n)
+            b = summary(data[(n, "default", "b")], n, data[(n, "default", "a")])
+            gain = b["best"] / a["best"] - 1 if a["best"] else float("nan")
+            say("N = %d, default judge, margin %d: P(best) %.3f -> %.3f (%+.0f%% relative, target >= +15%%), "
+                "P(top 3) %.3f -> %.3f, calls %.3fx (target <= 1.10x): %s." % (
+                    n, bracket.DEFAULT_RECHECK, a["best"], b["best"], 100 * gain, a["top3"], b["top3"], b["ratio"],
+                    "holds" if gain >= 0.15 and b["top3"] > a["top3"] and b["ratio"] <= 1.10 else "does NOT hold"))
+            say()
+        worse = []
+        for n in (100, 16):
+            for name, _ in SETTINGS:
+                s = summary(data[(n, name, "b")], n, data[(n, name, "a")])
+                for what in ("best", "top3"):
+                    if s["d" + what] < 0:
+                        worse.append("N=%d %s %s %s%s" % (n, name, what, signed(s["d" + what], s["se" + what]),
+                                                          " (significant)" if s["d" + what] < -2 * s["se" + what]
+                                                          else " (within noise)"))
+        say("Settings where (b) is below (a): %s." % ("; ".join(worse) if worse else "none"))
+        say()
+        say("Finished in %.0f s with %d worker process(es)." % (time.time() - started, max(1, args.jobs)))
+    finally:
+        if pool:
+            pool.close()
+            pool.join()
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="judging.py", description="Measure how often the best solution wins the "
+                                "arena bracket under a modelled judge, with and without second looks.")
+    p.add_argument("--runs", type=int, default=1500,
+                   help="tournaments per cell (default 1500: about 9 CPU-minutes, so about 5 minutes "
+                   "on 2 idle cores; 16 minutes on a busy 2-core machine)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--quick", action="store_true", help="200 runs per cell, for a rough look")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: all cores)")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.runs = 200
+    if args.runs < 2 or args.jobs < 1:
+        p.error("--runs must be 2 or more and --jobs 1 or more")
+    print(" ".join(["$ python3 benchmarks/judging.py"] + list(sys.argv[1:] if argv is None else argv)))
+    print()
+    try:
+        report(args)
+    except BrokenPipeError:  # the reader (head, less) went away: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""The judging simulator (benchmarks/judging.py): seeded, faithful to the engine, and sane at the extremes."""
+
+import os
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+
+import judging  # noqa: E402
+import bracket  # noqa: E402  (judging puts skills/arena on the path)
+
+# A judge that sees the truth: no noise, no position bias, every real FATAL and no false one.
+PERFECT = judging.PERFECT
+# A judge whose error dwarfs every quality difference, and no fatal flaws anywhere.
+RANDOM = judging.Judge(sigma=1000.0, bias=0.0, false_fatal=0.0, miss_fatal=0.0, fatal_share=0.0, low_conf=0, corr=0.0)
+
+
+def plain_calls(n):
+    """Spawn 1 per agent, then 2 attacks, 2 defences and 1 judge per match (the spec's cost table)."""
+    return n + 5 * (n - 1)
+
+
+class Reproducible(unittest.TestCase):
+    def test_same_seed_same_numbers(self):
+        cells = {"x": (16, judging.DEFAULT, 6, 1), "y": (7, judging.SETTINGS[4][1], None, 3)}
+        first = judging.measure(cells, 12, base=3)
+        self.assertEqual(first, judging.measure(cells, 12, base=3))
+        self.assertNotEqual(first, judging.measure(cells, 12, base=4))
+
+    def test_fixed_values_of_a_small_case(self):
+        self.assertEqual([round(q, 6) for q in judging.field(5, 7).values()],
+                         [-1.938632, 1.281243, 1.356657, 0.56788, 0.404656])
+        self.assertEqual(judging.consistency(judging.DEFAULT, 2000, seed=1), 0.796)
+        # (rank of the champion, calls, second looks, matches, close looks in big rounds, matches of big rounds)
+        self.assertEqual(judging.outcome(7, 11, judging.DEFAULT, None), (2, 37, 0, 6, 0, 0))
+        self.assertEqual(judging.outcome(16, 5, judging.DEFAULT, 6), (2, 100, 9, 15, 2, 8))
+
+    def test_scorecards_fit_the_rubric(self):
+        for total in range(101):
+            card = judging.split_total(total)
+            self.assertEqual(sum(card), total)
+            self.assertTrue(all(0 <= x <= top for x, top in zip(card, judging.RUBRIC_MAX)), card)
+        self.assertEqual(judging.split_total(100), list(judging.RUBRIC_MAX))
+
+
+class Extremes(unittest.TestCase):
+    def test_perfect_judge_crowns_the_best(self):
+        """The champion has the field's top score; it is the best agent unless the 1-point rubric ties them."""
+        distinct = 0
+        for n in (2, 7, 16, 100):
+            for seed in range(6):
+                for recheck in (None, 6):
+                    champ, st, _ = judging.tournament(n, seed, PERFECT, recheck)
+                    quality = judging.field(n, seed)
+                    score = {a: judging.seen_total(q) for a, q in quality.items()}
+                    best = max(quality, key=quality.get)
+                    self.assertEqual(score[champ], max(score.values()), (n, seed, recheck))
+                    if sorted(score.values())[-2] < score[best]:
+                        distinct += 1
+                        self.assertEqual(champ, best, (n, seed, recheck))
+        self.assertGreaterEqual(distinct, 40)  # the check above is not vacuous
+
+    def test_random_judge_crowns_anyone(self):
+        n, runs = 8, 2400
+        wins = [0] * n
+        for i in range(runs):
+            rank = judging.outcome(n, judging.run_seed(9, n, i), RANDOM)[0]
+            wins[rank - 1] += 1
+        expected = runs / float(n)
+        chi2 = sum((w - expected) ** 2 / expected for w in wins)
+        # 7 degrees of freedom: 24.3 is the 99.9% point
+        self.assertLess(chi2, 30.0, wins)
+
+
+class Costs(unittest.TestCase):
+    def test_no_second_look_when_recheck_is_off(self):
+        for n in (2, 7, 16, 100):
+            _, st, calls = judging.tournament(n, 4, judging.SETTINGS[1][1], None)
+            self.assertEqual(calls, plain_calls(n))
+            self.assertFalse([j for j in st["jobs"] if j.endswith("-judge2")])
+
+    def test_second_looks_are_the_only_extra_calls(self):
+        for n in (2, 7, 16, 100):
+            for seed in range(3):
+                _, st, calls = judging.tournament(n, seed, judging.DEFAULT, 6)
+                looks = [j for j in st["jobs"] if j.endswith("-judge2")]
+                self.assertEqual(calls, plain_calls(n) + len(looks))
+                twice = sum(1 for r in st["results"].values() if r.get("n") == 2)
+                self.assertEqual(len(looks), twice)
+                _, st, calls = judging.tournament(n, seed, judging.DEFAULT, 6, final_judges=3)
+                extra = [j for j in st["jobs"] if j.endswith(("-judge2", "-judge3"))]
+                self.assertEqual(calls, plain_calls(n) + len(extra))
+                self.assertEqual(sum(1 for j in extra if j.endswith("-judge3")), 1)
+
+    def test_a_second_look_sees_the_pair_in_the_swapped_order(self):
+        _, st, _ = judging.tournament(100, 2, judging.DEFAULT, 6)
+        pairs = 0
+        for job, out in st["summ"].items():
+            if job.endswith("-judge2"):
+                first = st["summ"][bracket.judge_id(bracket.match_of(job), 1)]
+                self.assertEqual(out["order"], first["order"][::-1], job)
+                pairs += 1
+        self.assertGreater(pairs, 10)
+
+
+if __name__ == "__main__":
+    unittest.main()
