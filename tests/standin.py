@@ -22,6 +22,12 @@ sys.path.insert(0, os.path.join(ROOT, "skills", "arena"))
 
 import bracket  # noqa: E402
 
+# Runs are many small fsynced writes; tmpfs makes them cheap and a SIGKILL
+# behaves the same there (a kill is not a power cut).
+if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+    import tempfile
+    tempfile.tempdir = "/dev/shm"
+
 
 def run_cli(args, cwd, check=True, env=None):
     """bracket.py as an orchestrator runs it; returns (code, stdout, stderr)."""
