@@ -186,7 +186,7 @@ def tournament(n, seed, judge, recheck=None, final_judges=1):
     pending, known, calls = list(jobs), len(jobs), 0
     while st["champion"] is None:
         ready = sorted(j for j in pending if jobs[j]["s"] == "ready"
-                       and all(jobs[d]["s"] == "done" for d in jobs[j]["d"]))
+                       and all(jobs[d]["s"] == "done" for d in bracket.deps_of(st, j)))
         if ready:
             # like collect: every output of a wave is read against the same state, then applied in order
             outs = [(j, output_of(st, j, judge, world)) for j in ready]
@@ -211,9 +211,9 @@ def outcome(n, seed, judge, recheck=None, final_judges=1):
     quality = field(n, seed)
     rank = 1 + sum(1 for q in quality.values() if q > quality[champ])
     looks = sum(1 for r in st["results"].values() if r.get("how") == "judge" and r.get("n") == 2)
-    # a second look asked for by a close first verdict has no deps; one planned with the round waits on the defences
+    # rounds too big to judge twice up front give a second look only to close matches
     big = [m["id"] for r in st["rounds"] if 2 * len(r["matches"]) > st["wave"] for m in r["matches"]]
-    close = sum(1 for mid in big if not st["jobs"].get(bracket.judge_id(mid, 2), {"d": [1]})["d"])
+    close = sum(1 for mid in big if bracket.judge_id(mid, 2) in st["jobs"])
     return rank, calls, looks, len(st["results"]), close, len(big)
 
 

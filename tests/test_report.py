@@ -104,7 +104,7 @@ def fabricate(root, n, seed=3):
     ncrit = len(bracket.load_rubric())
     while not bracket.finished(st):
         ready = sorted(j for j, i in st["jobs"].items()
-                       if i["s"] == "ready" and all(st["jobs"][d]["s"] == "done" for d in i["d"]))
+                       if i["s"] == "ready" and all(st["jobs"][d]["s"] == "done" for d in bracket.deps_of(st, j)))
         if not ready:
             st["seq"] += 1
             bracket.apply(st, {"e": "advance", "seq": st["seq"]})

@@ -49,6 +49,9 @@ RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 JOB_ID = re.compile(r"^(?:spawn-(a\d+)|r(\d+)-m(\d+)-(atk|def)-(a\d+)|r(\d+)-m(\d+)-judge(\d?)|final)$")
 
 
+EVENTS = ("init", "issue", "shown", "done", "fail", "record", "advance", "mode", "batch")
+
+
 class ArenaError(Exception):
     """A problem the user or a sub-agent caused: one line, exit code 2."""
 
@@ -458,14 +461,15 @@ def new_state(ev, sizes):
     if n == 1:
         st["champion"] = ids[0]
         if st["baseline"]:
-            add_job(st, "final", ["spawn-" + ids[0]])
+            add_job(st, "final")
     else:
         start_round(st, ids)
     return st
 
 
-def add_job(st, job, deps=None):
-    st["jobs"][job] = {"s": "ready", "t": 0, "w": None, "d": deps or []}
+def add_job(st, job):
+    """A job waiting to be handed out: status, tries so far, last wave (deps: deps_of)."""
+    st["jobs"][job] = {"s": "ready", "t": 0, "w": None}
 
 
 def alive_agents(st):
@@ -484,19 +488,31 @@ def start_round(st, alive):
         if number > 1 and (no_solution(st, a) or no_solution(st, b)):
             forfeit(st, m)
             continue
-        first = ["spawn-" + a, "spawn-" + b]
-        add_job(st, "%s-atk-%s" % (mid, a), first)
-        add_job(st, "%s-atk-%s" % (mid, b), first)
-        add_job(st, "%s-def-%s" % (mid, a), ["%s-atk-%s" % (mid, b)])
-        add_job(st, "%s-def-%s" % (mid, b), ["%s-atk-%s" % (mid, a)])
-        both = ["%s-def-%s" % (mid, a), "%s-def-%s" % (mid, b)]
+        for step in ("atk", "def"):
+            add_job(st, "%s-%s-%s" % (mid, step, a))
+            add_job(st, "%s-%s-%s" % (mid, step, b))
         judges = st["final_judges"] if len(alive) == 2 else 1
         # When a round's judges leave half a wave empty anyway, both looks run
         # side by side: a second opinion for no extra wave, where it matters most.
         if judges == 1 and st["recheck"] is not None and 2 * len(rnd["matches"]) <= st["wave"]:
             judges = 2
         for k in range(1, judges + 1):
-            add_job(st, judge_id(mid, k), both)
+            add_job(st, judge_id(mid, k))
+
+
+def deps_of(st, job):
+    """The jobs whose outputs a job reads; derived from its id, never stored."""
+    kind = job_kind(job)
+    if kind == "spawn":
+        return []
+    if kind == "final":
+        return ["spawn-" + st["champion"]]
+    m = find_match(st, match_of(job))
+    if kind == "atk":
+        return ["spawn-" + m["a"], "spawn-" + m["b"]]
+    if kind == "def":
+        return ["%s-atk-%s" % (m["id"], opponent(m, job.split("-")[3]))]
+    return ["%s-def-%s" % (m["id"], m["a"]), "%s-def-%s" % (m["id"], m["b"])]
 
 
 def no_solution(st, agent):
@@ -558,7 +574,7 @@ def round_done(st):
 def apply(st, ev):
     kind = ev["e"]
     if kind == "issue":
-        st["waves"].append({"n": ev["wave"], "at": ev["at"], "jobs": ev["jobs"]})
+        st["waves"].append({"n": ev["wave"], "at": ev["at"], "jobs": ev["jobs"], "shown": False})
         for j in ev["jobs"]:
             job = st["jobs"][j]
             job["s"], job["t"], job["w"] = "issued", job["t"] + 1, ev["wave"]
@@ -582,6 +598,8 @@ def apply(st, ev):
                 add_job(st, "final")
         else:
             start_round(st, alive)
+    elif kind == "shown":
+        st["waves"][-1]["shown"] = True
     elif kind == "mode":
         st["mode"] = ev["mode"]
     elif kind == "batch":
@@ -903,7 +921,8 @@ class Run:
                     break
                 try:
                     ev = json.loads(line.decode("utf-8"))
-                    ev["seq"], ev["e"]
+                    if ev["e"] not in EVENTS or not isinstance(ev["seq"], int):
+                        raise ValueError(ev["e"])
                 except (ValueError, KeyError, TypeError):
                     raise ArenaError("journal.jsonl line %d is damaged; the run cannot be rebuilt past it" % n)
                 yield ev
@@ -929,7 +948,13 @@ class Run:
         self.append(events)
         for ev in events:
             apply(st, ev)
-        self.save(st)
+        # saved once at the end of the command (flush); until then the journal holds it
+        self.dirty = True
+
+    def flush(self, st):
+        if getattr(self, "dirty", False):
+            self.save(st)
+            self.dirty = False
 
     def rebuild(self):
         st = None
@@ -1300,7 +1325,7 @@ def pick_wave(st):
     """The next wave: up to W ready jobs, longest remaining chain first."""
     jobs = st["jobs"]
     ready = [j for j, info in jobs.items()
-             if info["s"] == "ready" and all(jobs[d]["s"] == "done" for d in info["d"])]
+             if info["s"] == "ready" and all(jobs[d]["s"] == "done" for d in deps_of(st, j))]
     if not st["pack"] and ready:
         open_phases = [phase_of(j) for j, info in jobs.items() if info["s"] in ("ready", "issued")]
         first = min(open_phases)
@@ -1407,8 +1432,12 @@ def plan_next(run, st, rubric, cards, task, retry=False, conductor=False):
     notes = settle_state(run, st, rubric, retry)
     act = {"run": st["run"], "mode": st["mode"], "notes": notes}
     outstanding = sorted(j for j, info in st["jobs"].items() if info["s"] == "issued")
+    last = st["waves"][-1] if st["waves"] else None
     if finished(st):
         act.update(action="finished", command="winner --run %s" % st["run"])
+    elif last and not last.get("shown", True) and all(st["jobs"][j]["s"] == "issued" for j in last["jobs"]):
+        # handed out but never printed (the command was killed in between): show the same wave again
+        act.update(action="wave", wave=last["n"], calls=wave_calls(run, st, last["jobs"]))
     elif outstanding:
         act.update(action="wait", waiting=outstanding, wave=len(st["waves"]))
     elif st["manual"]:
@@ -1434,18 +1463,23 @@ def plan_next(run, st, rubric, cards, task, retry=False, conductor=False):
         labels = {j: list(judge_sides(st, j, st["jobs"][j]["t"] + 1)) for j in wave if job_kind(j) in ("judge", "final")}
         run.commit(st, [{"e": "issue", "wave": len(st["waves"]) + 1, "jobs": wave, "at": round(time.time(), 3),
                          "labels": labels}])
-        calls = []
-        for job in wave:
-            model = st["judge_model"] if job_kind(job) in ("judge", "final") else st["model"]
-            call = {"job": job, "subagent_type": "general-purpose", "run_in_background": False,
-                    "description": "arena " + job, "prompt": "Read %s/b/%s.md and do exactly what it says." % (run.dir, job)}
-            if model:
-                call["model"] = model
-            calls.append(call)
-        act.update(action="wave", wave=len(st["waves"]), calls=calls)
+        act.update(action="wave", wave=len(st["waves"]), calls=wave_calls(run, st, wave))
     act["progress"] = progress(st)
     act["line"] = progress_line(st, act["progress"])
     return act
+
+
+def wave_calls(run, st, jobs):
+    """The Agent calls of a wave, with every parameter the orchestrator passes."""
+    calls = []
+    for job in jobs:
+        model = st["judge_model"] if job_kind(job) in ("judge", "final") else st["model"]
+        call = {"job": job, "subagent_type": "general-purpose", "run_in_background": False,
+                "description": "arena " + job, "prompt": "Read %s/b/%s.md and do exactly what it says." % (run.dir, job)}
+        if model:
+            call["model"] = model
+        calls.append(call)
+    return calls
 
 
 def render_next(act, run):
@@ -1744,7 +1778,11 @@ def with_run(args, fn, write=True):
     run.check_folder()
     # read-only commands lock too: load may replay the journal and save
     with run.lock():
-        return fn(run, run.load())
+        st = run.load()
+        result = fn(run, st)
+        # not saved after an error: the journal is replayed by the next command instead
+        run.flush(st)
+        return result
 
 
 def cmd_next(args):
@@ -1761,6 +1799,10 @@ def cmd_next(args):
             print(json.dumps(act, sort_keys=True))
         else:
             print(render_next(act, run))
+        if act["action"] == "wave":
+            sys.stdout.flush()
+            # only now has the orchestrator seen the wave; until then next shows it again
+            run.commit(st, [{"e": "shown", "wave": act["wave"]}])
     with_run(args, go)
 
 
@@ -1789,7 +1831,7 @@ def cmd_prompts(args):
         wrote = 0
         for j in jobs:
             info = st["jobs"][j]
-            if info["s"] in ("ready", "issued") and all(st["jobs"][d]["s"] == "done" for d in info["d"]):
+            if info["s"] in ("ready", "issued") and all(st["jobs"][d]["s"] == "done" for d in deps_of(st, j)):
                 write_brief(run, st, j, info["t"] + (info["s"] == "ready"), cards, rubric, task)
                 wrote += 1
         print("%s: %d job(s), %d brief(s) written under %s" % (args.phase, len(jobs), wrote, run.path("b")))

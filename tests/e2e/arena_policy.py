@@ -1,0 +1,388 @@
+"""A scripted model that plays /arena through the real Claude Code CLI.
+
+This is NOT a language model and it does not pretend to be one. It is a fixed
+policy, served by tests/e2e/fake_api.py, that does exactly what the skill's text
+tells each role to do, so that a test can watch the real client (slash-command
+expansion, tools, permissions, sub-agents, concurrency) carry an arena run from
+`/arena ...` to the winner. Everything it decides comes from the request it is
+answering: the system prompt marker `cc_is_subagent=true`, the first user text,
+and the tool calls and results so far. It keeps no shared state between
+requests (only counters for the test to read).
+
+Roles:
+- main        the -p session: writes .arena/incoming/task.md, runs plan and init,
+              then loops `next` and acts on what it prints (SKILL.md steps 1-5,
+              or Recovery when the session starts with a plain prompt).
+- conductor   a sub-agent whose prompt names conductor.md: reads it, loops
+              `next --conductor`, replies with the line it is asked for.
+- job         a sub-agent whose prompt names a brief: reads it, writes its
+              output file(s) in the format the brief shows, replies the receipt.
+
+Competitors write "Quality: NN" into their solutions (NN from a hash of the
+agent id); judges read both revised solutions and score from those lines, so
+the winner depends only on which agents meet, not on timing, blind labels,
+retries or the conductor/direct mode.
+"""
+
+import hashlib
+import json
+import re
+import shlex
+import threading
+
+ROLE_SUB = "cc_is_subagent=true"
+BRIEF_PROMPT = re.compile(r"Read (\S+) and do exactly what it says\.")
+
+
+# ---------------------------------------------------------------- reading a request
+def _system(req):
+    s = req.get("system")
+    if isinstance(s, list):
+        return "\n".join(b.get("text", "") for b in s if isinstance(b, dict))
+    return s or ""
+
+
+def _text(content):
+    if isinstance(content, str):
+        return content
+    out = []
+    for b in content or []:
+        if isinstance(b, dict):
+            if b.get("type") == "text":
+                out.append(b.get("text", ""))
+            elif b.get("type") == "tool_result":
+                out.append(_text(b.get("content")))
+    return "\n".join(out)
+
+
+def all_text(req):
+    """Every user/system message text of the conversation, in order."""
+    return "\n".join(_text(m.get("content")) for m in req.get("messages") or [] if m.get("role") != "assistant")
+
+
+def first_user(req):
+    for m in req.get("messages") or []:
+        if m.get("role") == "user":
+            return _text(m.get("content"))
+    return ""
+
+
+def steps(req):
+    """[(tool_uses, {tool_use_id: (text, is_error)})] per assistant message, in order."""
+    msgs = req.get("messages") or []
+    results = {}
+    for m in msgs:
+        if m.get("role") == "user" and isinstance(m.get("content"), list):
+            for b in m["content"]:
+                if isinstance(b, dict) and b.get("type") == "tool_result":
+                    results[b.get("tool_use_id")] = (_text(b.get("content")), bool(b.get("is_error")))
+    out = []
+    for m in msgs:
+        if m.get("role") != "assistant" or not isinstance(m.get("content"), list):
+            continue
+        uses = [b for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
+        if uses:
+            out.append((uses, results))
+    return out
+
+
+def last_calls(req):
+    """[(name, input, result_text, is_error)] of the last assistant message with tool calls."""
+    st = steps(req)
+    if not st:
+        return []
+    uses, results = st[-1]
+    return [(u["name"], u.get("input") or {}, *results.get(u.get("id"), ("", False))) for u in uses]
+
+
+def bash_outputs(req):
+    """[(command, output)] of every Bash call so far."""
+    out = []
+    for uses, results in steps(req):
+        for u in uses:
+            if u["name"] == "Bash":
+                out.append((u["input"].get("command", ""), results.get(u.get("id"), ("", False))[0]))
+    return out
+
+
+def cwd_of(req):
+    # main sessions and 2.1.332 sub-agents: "Primary working directory: ..."; 2.1.197
+    # sub-agents: "<env>\nWorking directory: ..." in the system prompt
+    m = re.search(r"(?:Primary working directory|^Working directory): (\S+)", all_text(req) + "\n" + _system(req), re.M)
+    if not m:
+        raise ValueError("no working directory in the request")
+    return m.group(1)
+
+
+def strip_numbers(read_result):
+    """The file text of a Read tool result (drop the `   12\\t` / `12→` line numbers)."""
+    lines = []
+    for line in read_result.splitlines():
+        m = re.match(r"^\s*\d+[\t\u2192](.*)$", line)
+        if m:
+            lines.append(m.group(1))
+    return "\n".join(lines)
+
+
+def role_of(req):
+    """("main"|"conductor"|"job"|"other", key) from the request alone."""
+    if ROLE_SUB not in _system(req)[:600]:
+        return "main", "main"
+    m = BRIEF_PROMPT.search(first_user(req))
+    if not m:
+        return "other", ""
+    path = m.group(1)
+    if path.endswith("conductor.md"):
+        return "conductor", path
+    return "job", path.rsplit("/", 1)[-1][:-3]
+
+
+def quality(agent):
+    return 30 + int(hashlib.sha256(agent.encode()).hexdigest()[:6], 16) % 60
+
+
+def tool(name, **inp):
+    return {"type": "tool_use", "name": name, "input": inp}
+
+
+def text(t):
+    return [{"type": "text", "text": t}]
+
+
+def wave_calls(out):
+    """The Agent calls a `next` wave lists, each with exactly the printed parameters."""
+    calls = []
+    lines = out.splitlines()
+    for i, line in enumerate(lines):
+        if not line.startswith("<id> = "):
+            continue
+        tpl = lines[i - 1]
+        params = dict(re.findall(r'(\w+) "([^"]*)"', tpl))
+        if "run_in_background false" not in tpl:
+            raise ValueError("wave template without run_in_background false: " + tpl)
+        for job in line[len("<id> = "):].split():
+            inp = {k: v.replace("<id>", job) for k, v in params.items()}
+            inp["run_in_background"] = False
+            calls.append(tool("Agent", **inp))
+    return calls
+
+
+# ---------------------------------------------------------------- the policy
+class ArenaPolicy:
+    """Callable for FakeAPI. Options are the test's knobs, not the model's memory:
+
+    direct               the main session runs `init --direct` (no conductor)
+    conductor_gives_up   the conductor that issued wave K replies nonsense when the wave
+                         returns, instead of running next (a conductor lost mid-batch)
+    conductor_http_error the same conductor's request gets HTTP 500 instead (every retry too)
+    """
+
+    def __init__(self, direct=False, conductor_gives_up=None, conductor_http_error=None):
+        self.direct = direct
+        self.conductor_gives_up = conductor_gives_up
+        self.conductor_http_error = conductor_http_error
+        self.lock = threading.Lock()
+        self.counts = {}          # role -> requests answered
+        self.sabotaged = 0
+
+    def __call__(self, req):
+        role, key = role_of(req)
+        with self.lock:
+            self.counts[role] = self.counts.get(role, 0) + 1
+        if role == "main":
+            return self.main(req)
+        if role == "conductor":
+            return self.conductor(req, key)
+        if role == "job":
+            return self.job(req, key)
+        return text("ok")
+
+    # ---- main session (SKILL.md)
+    def main(self, req):
+        everything = all_text(req)
+        base = re.search(r"Base directory for this skill: (\S+)", everything)
+        last = last_calls(req)
+        if not base:
+            # A plain prompt ("continue the arena run"): the skill is only listed; a model
+            # invokes it through the Skill tool, whose result loads SKILL.md.
+            listed = re.search(r"^- ((?:[\w-]+:)?arena): ", everything, re.M)
+            if not listed:
+                return text("FINAL: no arena skill is available")
+            if last and last[0][0] == "Skill":
+                return text("FINAL: could not load the arena skill: " + last[0][2][:300])
+            return [tool("Skill", skill=listed.group(1))]
+        b = 'python3 "%s/bracket.py"' % base.group(1)
+        args = re.search(r"<command-args>(.*?)</command-args>", everything, re.S)
+        if not last or last[0][0] == "Skill":
+            if args and args.group(1).strip():
+                opts, task = self.parse_args(args.group(1))
+                path = cwd_of(req) + "/.arena/incoming/task.md"
+                return [tool("Write", file_path=path, content=task + "\n")]
+            return [tool("Bash", command=b + " next", description="continue the arena run")]  # Recovery
+        name, inp, out, err = last[0]
+        opts, _ = self.parse_args(args.group(1)) if args else ({}, "")
+        if name == "Write":
+            return [tool("Bash", command="%s plan %s --task-file .arena/incoming/task.md" % (b, self.flags(opts, "agents")),
+                         description="arena preview")]
+        cmd = inp.get("command", "") if name == "Bash" else ""
+        if " plan " in cmd:
+            more = " --direct" if self.direct else ""
+            return [tool("Bash", command="%s init %s --task-file .arena/incoming/task.md%s" % (
+                b, self.flags(opts, "agents", "seed", "wave"), more), description="arena start")]
+        run = self.run_name(req)
+        if " winner " in cmd:
+            return [tool("Bash", command="%s report --run %s" % (b, run), description="arena report")]
+        if " report " in cmd:
+            win = [o for c, o in bash_outputs(req) if " winner " in c][-1]
+            return text("FINAL: " + win.splitlines()[0] + "\nReport: " + out.strip().splitlines()[-1])
+        if name == "Agent":
+            flag = " --direct" if any("NO-AGENT-TOOL" in o for _, _, o, _ in last) else ""
+            return [tool("Bash", command="%s next --run %s%s" % (b, run, flag), description="arena next")]
+        if " record " in cmd or " init " in cmd:
+            return [tool("Bash", command="%s next --run %s" % (b, run), description="arena next")]
+        if " next" in cmd:
+            return self.act(out, b, run, "", final=lambda: [tool("Bash", command="%s winner --run %s" % (b, run),
+                                                                     description="arena winner")])
+        raise ValueError("main: no rule for the last call %s %r" % (name, cmd))
+
+    @staticmethod
+    def parse_args(s):
+        words = s.split()
+        opts = {}
+        while words and words[0].startswith("--"):
+            flag = words.pop(0)[2:]
+            if flag == "quick":
+                opts["agents"] = "8"
+            else:
+                opts[flag] = words.pop(0)
+        return opts, " ".join(words)
+
+    @staticmethod
+    def flags(opts, *names):
+        return " ".join("--%s %s" % (n, shlex.quote(opts[n])) for n in names if n in opts)
+
+    @staticmethod
+    def run_name(req):
+        for cmd, out in reversed(bash_outputs(req)):
+            m = re.search(r"^run (\S+): ", out, re.M) or re.search(r"^arena (\S+): ", out, re.M)
+            if m:
+                return m.group(1)
+        raise ValueError("no run name in any bracket.py output yet")
+
+    def act(self, out, b, run, extra, final):
+        """Do what a `next` output says (SKILL.md step 4 / conductor.md step 3)."""
+        if "Finished." in out or "BATCH OVER" in out or ("needs a decision by hand" in out and extra):
+            return final()
+        if "needs a decision by hand" in out:
+            m = re.search(r"run: record (\S+) <(\w+)\|", out)
+            return [tool("Bash", command='%s record %s %s --run %s --reason "scripted pick"' % (
+                b, m.group(1), m.group(2), run), description="arena record")]
+        m = re.search(r'Start the conductor: .*description "([^"]+)", prompt "([^"]+)"', out)
+        if m:
+            return [tool("Agent", subagent_type="general-purpose", run_in_background=False,
+                         description=m.group(1), prompt=m.group(2))]
+        if re.search(r"^Wave \d+: ", out, re.M):
+            return wave_calls(out)
+        if "Waiting for" in out:
+            return [tool("Bash", command="%s next --run %s%s --retry" % (b, run, extra), description="arena retry")]
+        raise ValueError("next printed nothing this policy knows:\n" + out)
+
+    # ---- conductor sub-agent (briefs/conductor.md)
+    def conductor(self, req, brief):
+        last = last_calls(req)
+        if not last:
+            return [tool("Read", file_path=cwd_of(req) + "/" + brief)]
+        brief_text = strip_numbers(first_read(req))
+        m = re.search(r"Run `(.+?) next --run (\S+) --conductor`", brief_text)
+        b, run = m.group(1), m.group(2)
+        nxt = [tool("Bash", command="%s next --run %s --conductor" % (b, run), description="arena next")]
+        name, inp, out, err = last[0]
+        if name == "Read":
+            return nxt
+        if name == "Agent":
+            wave = self.last_wave(req)
+            if wave is not None and wave == self.conductor_gives_up:
+                with self.lock:
+                    self.sabotaged += 1
+                return text("I lost track of the bracket, sorry.")
+            if wave is not None and wave == self.conductor_http_error:
+                with self.lock:
+                    self.sabotaged += 1
+                return {"http_status": 500}
+            return nxt
+        first = out.splitlines()[0] if out else ""
+        return self.act(out, b, run, " --conductor", final=lambda: text(self.batch_line(out) or first))
+
+    @staticmethod
+    def last_wave(req):
+        """The number of the wave this conductor last issued (from the `next` output it acted on)."""
+        outs = [o for c, o in bash_outputs(req) if " next " in c]
+        m = re.search(r"^Wave (\d+): ", outs[-1], re.M) if outs else None
+        return int(m.group(1)) if m else None
+
+    @staticmethod
+    def batch_line(out):
+        m = re.search(r"Reply with exactly this line and stop: (.*)$", out, re.M)
+        return m.group(1) if m else None
+
+    # ---- competitor / judge sub-agent (briefs/*.md)
+    def job(self, req, job):
+        last = last_calls(req)
+        cwd = cwd_of(req)
+        brief_rel = BRIEF_PROMPT.search(first_user(req)).group(1)
+        if not last:
+            return [tool("Read", file_path=cwd + "/" + brief_rel)]
+        if last[0][0] == "Write":
+            brief = strip_numbers(first_read(req))
+            return text(re.search(r"^(done \S+)$", brief, re.M).group(1))
+        brief = strip_numbers(first_read(req))
+        header = "<!-- arena job: %s -->\n" % job
+        h = int(hashlib.sha256(job.encode()).hexdigest(), 16)
+        outs = re.findall(r"`(\.arena/[^`]+?/out/[^`]+\.(?:md|json))`", brief)
+        if job.startswith("spawn-"):
+            agent = job.split("-")[1]
+            return [tool("Write", file_path=cwd + "/" + outs[-1], content=header + "Quality: %d\nSolution by %s.\n" % (
+                quality(agent), agent))]
+        if "-atk-" in job:
+            out = re.search(r"Write 0 to \d+ attacks to `([^`]+)`", brief).group(1)
+            parts = "".join("## ATTACK %d %s: problem %d\nIt breaks on input %d.\n" % (
+                k, ("MAJOR", "MINOR")[(h >> k) & 1], k, k) for k in range(1, h % 4 + 1))
+            return [tool("Write", file_path=cwd + "/" + out, content=header + parts)]
+        if "-def-" in job:
+            own = re.search(r"Read your current solution `([^`]+)` and the attacks on it `([^`]+)`", brief)
+            if last[0][0] == "Read" and len(last) == 1:
+                return [tool("Read", file_path=cwd + "/" + own.group(1)), tool("Read", file_path=cwd + "/" + own.group(2))]
+            sol_text, atk_text = strip_numbers(last[0][2]), strip_numbers(last[1][2])
+            q = re.search(r"Quality: (\d+)", sol_text).group(1)
+            n = len(re.findall(r"^## ATTACK ", atk_text, re.M))
+            answers = "".join("## ANSWER %d %s: reply\nEvidence.\n" % (k, ("CONCEDE", "REBUT")[(h >> k) & 1])
+                              for k in range(1, n + 1))
+            ans_out = re.search(r"Write the answers to `([^`]+)`", brief).group(1)
+            sol_out = re.search(r"Write the FULL revised solution to `([^`]+)`", brief).group(1)
+            return [tool("Write", file_path=cwd + "/" + ans_out, content=header + answers),
+                    tool("Write", file_path=cwd + "/" + sol_out, content=header + "Quality: %s\nRevised.\n" % q)]
+        # judge or final
+        sols = re.findall(r"^- ([A-Z][a-z]+)\n  - (?:revised solution|answer|solution): (\S+)", brief, re.M)
+        if not sols:
+            sols = re.findall(r"^- ([A-Z][a-z]+): (\S+)", brief, re.M)
+        if last[0][0] == "Read" and len(last) == 1:
+            return [tool("Read", file_path=cwd + "/" + p) for _, p in sols]
+        crits = [(c, int(top)) for c, top in re.findall(r"^- ([a-z]+) \((\d+)\):", brief, re.M)]
+        scores, fatal = {}, {}
+        for (label, _), (_, _, out, _) in zip(sols, last):
+            m = re.search(r"Quality: (\d+)", strip_numbers(out))
+            q = int(m.group(1)) if m else 40
+            scores[label] = {c: top * q // 100 for c, top in crits}
+            fatal[label] = False
+        out = re.search(r"Write only this JSON object to `([^`]+)`", brief).group(1)
+        verdict = {"job": job, "scores": scores, "fatal": fatal, "confidence": "high", "reason": "scripted scores"}
+        return [tool("Write", file_path=cwd + "/" + out, content=json.dumps(verdict))]
+
+
+def first_read(req):
+    """The result text of the first Read call (the brief)."""
+    for uses, results in steps(req):
+        for u in uses:
+            if u["name"] == "Read":
+                return results.get(u.get("id"), ("", False))[0]
+    return ""

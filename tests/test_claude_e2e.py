@@ -1,0 +1,243 @@
+"""/arena end to end through the real Claude Code CLI, offline.
+
+The model is tests/e2e/arena_policy.py: a scripted policy, not a language model,
+that does only what SKILL.md and the briefs tell each role (main session,
+conductor, competitor, judge), deciding from each request alone. The client is
+real: slash-command expansion, the skill's allowed-tools in the default
+permission mode, the Agent tool, concurrency, files on disk. For every installed
+version it checks that a run finishes with one winner, that every sub-agent went
+through the Agent tool, that no more than W competitors/judges run at once, that
+nothing outside .arena/ changes, and that the winner is the same with a conductor
+or without, after the session is killed and continued, and after a conductor is
+lost mid-batch. Skipped without a claude binary, except under CI (then it fails).
+"""
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from tests.e2e.arena_policy import ArenaPolicy, role_of, steps  # noqa: E402
+from tests.e2e.arena_run import TASK, Setup, analyse, bracket, play, tree, winner_of  # noqa: E402
+from tests.e2e.fake_api import FakeAPI  # noqa: E402
+from tests.e2e.run_claude import require_claude, run_claude  # noqa: E402
+
+N, SEED = 8, 3
+ARGS = "--agents %d --seed %d %s" % (N, SEED, TASK)
+TIMEOUT = 150
+
+
+def agent_prompts(api):
+    """Job ids of every Agent tool_use the main session and the conductors made."""
+    seen = set()
+    for r in api.messages_requests():
+        for m in r["json"].get("messages") or []:
+            if m.get("role") == "assistant" and isinstance(m.get("content"), list):
+                for b in m["content"]:
+                    if b.get("type") == "tool_use" and b.get("name") == "Agent":
+                        mm = re.search(r"/b/(\S+)\.md and do", b["input"].get("prompt", ""))
+                        if mm:
+                            seen.add(mm.group(1))
+    return seen
+
+
+class ClaudeArenaE2E(unittest.TestCase):
+    reference = {}   # version -> winner of the plain conductor run
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="cc-arena-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, True)
+
+    def setUp(self):
+        self.bins = require_claude(self)
+
+    def new_setup(self, install="copy"):
+        return Setup(tempfile.mkdtemp(dir=self.tmp), install)
+
+    def finished_run(self, ver, setup, res, api, wave=10, resumed=False):
+        """The checks every finished run must pass; returns the winner."""
+        msg = "claude %s rc=%s timed_out=%s\nstdout=%s\nstderr=%s\nerrors=%s" % (
+            ver, res.returncode, res.timed_out, res.stdout[-1500:], res.stderr[-1500:], api.errors[:1])
+        self.assertFalse(res.timed_out, msg)
+        self.assertEqual(res.returncode, 0, msg)
+        self.assertEqual(api.errors, [], msg)
+        winner, wout = winner_of(setup)
+        self.assertIsNotNone(winner, wout)
+        named = set(re.findall(r"FINAL: winner (a\d+) of ", res.stdout))
+        self.assertEqual(named, {winner}, msg)
+        code, status = bracket(setup, "status")
+        self.assertEqual(code, 0, status)
+        self.assertRegex(status.splitlines()[0], r"finished, (\d+)/\1 jobs")
+        self.assertIn("alive: 1 (%s)" % winner, status)
+        self.assertIn("files outside .arena/: none changed", status)
+        total = int(re.search(r"finished, (\d+)/", status).group(1))
+        run_dir = os.path.join(setup.cwd, ".arena", re.search(r"^run (\S+): ", status, re.M).group(1))
+        briefs = {f[:-3] for f in os.listdir(os.path.join(run_dir, "b"))}
+        if not resumed:
+            m = analyse(api)
+            jobs = m["jobs"]
+            # every job ran as a sub-agent started by an Agent call, once: 8 spawns, 5 per match
+            # (7 matches), plus the second looks
+            self.assertEqual(set(jobs), briefs)
+            self.assertEqual(len(jobs), total)
+            self.assertTrue(all(len(v) == 1 for v in jobs.values()), jobs)
+            kinds = [re.sub(r"^r\d+-m\d+-|-a\d+$", "", j) for j in jobs]
+            self.assertEqual(kinds.count("spawn"), N)
+            self.assertEqual((kinds.count("atk"), kinds.count("def"), kinds.count("judge")), (14, 14, 7))
+            self.assertEqual(len(jobs), N + 5 * (N - 1) + kinds.count("judge2"))
+            self.assertEqual(set(jobs), agent_prompts(api))
+            self.assertLessEqual(m["max_subagents"], wave, "more than W competitors/judges at once")
+            self.assertGreaterEqual(m["max_subagents"], min(wave, N), "a wave did not run concurrently")
+        return winner
+
+    def conductor_run(self, ver, binp):
+        setup = self.new_setup()
+        before = tree(setup.cwd)
+        res, api = play(binp, "/arena " + ARGS, setup, ArenaPolicy(), timeout=TIMEOUT)
+        winner = self.finished_run(ver, setup, res, api)
+        self.assertEqual(tree(setup.cwd), before, "files outside .arena/ changed")
+        m = analyse(api)
+        self.assertGreaterEqual(m["conductor_calls"], 1)
+        # the main session itself started only conductors
+        main_agents = sum(1 for r in m_main_requests(api) for u in last_uses(r) if u["name"] == "Agent")
+        self.assertEqual(main_agents, m["conductor_calls"])
+        return winner
+
+    def reference_winner(self, ver, binp):
+        if ver not in self.reference:
+            self.reference[ver] = self.conductor_run(ver, binp)
+        return self.reference[ver]
+
+    # The skill copied to ~/.claude/skills/arena, default permission mode (no acceptEdits):
+    # the skill's allowed-tools let the main session and its sub-agents write under .arena/.
+    def test_1_copied_skill_with_conductor(self):
+        for ver, binp in self.bins.items():
+            with self.subTest(version=ver):
+                self.reference_winner(ver, binp)
+
+    # Installed through the marketplace (/arena-skill:arena), direct mode, W=4.
+    def test_2_plugin_direct_same_winner(self):
+        for ver, binp in self.bins.items():
+            with self.subTest(version=ver):
+                want = self.reference_winner(ver, binp)
+                setup = self.new_setup("plugin")
+                before = tree(setup.cwd)
+                res, api = play(binp, "%s --wave 4 %s" % (setup.command, ARGS), setup, ArenaPolicy(direct=True),
+                                timeout=TIMEOUT)
+                self.assertIn("<command-name>/arena-skill:arena</command-name>",
+                              str(api.messages_requests()[0]["json"]["messages"]))
+                self.assertEqual(self.finished_run(ver, setup, res, api, wave=4), want)
+                self.assertEqual(tree(setup.cwd), before)
+                self.assertEqual(analyse(api)["conductor_calls"], 0)
+
+    # Kill claude mid-run, then a new session: "continue the arena run".
+    def test_3_resume_after_kill(self):
+        for ver, binp in self.bins.items():
+            with self.subTest(version=ver):
+                want = self.reference_winner(ver, binp)
+                setup = self.new_setup()
+                pol = ArenaPolicy()
+                res, api = play(binp, "/arena " + ARGS, setup, pol, timeout=TIMEOUT,
+                                stop_when=lambda api: pol.counts.get("job", 0) >= 80)
+                self.assertEqual(res.returncode, -9, "the first session should have been killed mid-run")
+                code, status = bracket(setup, "status")
+                self.assertNotIn("finished", status.splitlines()[0])
+                # A plain prompt does not load the skill: the model must call the Skill tool,
+                # which -p refuses unless allowed. 2.1.197 also does not apply the skill's
+                # allowed-tools to a Skill-tool invocation, so the user allows them too.
+                allow = ["Skill(arena)", "Bash(python3 *bracket.py*)", "Edit(.arena/**)"]
+                pol2 = ArenaPolicy()
+                res, api = play(binp, "continue the arena run", setup, pol2, timeout=TIMEOUT,
+                                extra_args=["--allowedTools"] + allow)
+                first = api.messages_requests()[0]["json"]
+                self.assertNotIn("Base directory for this skill", str(first["messages"]))
+                self.assertIn("- arena: ", str(first["messages"]))  # only the listing
+                self.assertEqual(self.finished_run(ver, setup, res, api, resumed=True), want)
+                self.assertLess(pol2.counts.get("job", 0), 178, "the resumed run redid finished work")
+
+    # A conductor lost mid-batch: once it replies nonsense, once its API call fails.
+    def test_4_conductor_lost_mid_batch(self):
+        for ver, binp in self.bins.items():
+            for how in ("conductor_gives_up", "conductor_http_error"):
+                with self.subTest(version=ver, how=how):
+                    want = self.reference_winner(ver, binp)
+                    setup = self.new_setup()
+                    pol = ArenaPolicy(**{how: 3})
+                    res, api = play(binp, "/arena " + ARGS, setup, pol, timeout=TIMEOUT,
+                                    extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
+                    self.assertGreaterEqual(pol.sabotaged, 1)
+                    self.assertEqual(self.finished_run(ver, setup, res, api), want)
+                    self.assertGreaterEqual(analyse(api)["conductor_calls"], 2, "no second conductor")
+
+
+def m_main_requests(api):
+    return [r for r in api.messages_requests() if role_of(r["json"])[0] == "main"]
+
+
+def last_uses(r):
+    """The tool_uses of the reply the fake gave to this request."""
+    return [b for b in r.get("reply") or [] if isinstance(b, dict) and b.get("type") == "tool_use"]
+
+
+class AllowedToolsAreNarrow(unittest.TestCase):
+    """The skill's allowed-tools (SKILL.md) let bracket.py and writes under .arena/ through,
+    in the main session and in sub-agents, and nothing else."""
+
+    def setUp(self):
+        self.bins = require_claude(self)
+
+    def test_grant(self):
+        for ver, binp in self.bins.items():
+            with self.subTest(version=ver):
+                tmp = tempfile.mkdtemp(prefix="cc-grant-")
+                self.addCleanup(shutil.rmtree, tmp, True)
+                setup = Setup(tmp)
+                b = 'python3 "%s/bracket.py"' % setup.skill_dir
+                cwd = setup.cwd
+
+                def probe(prefix):
+                    return [
+                        {"type": "tool_use", "name": "Write", "input": {"file_path": cwd + "/.arena/%s-in.txt" % prefix, "content": "x"}},
+                        {"type": "tool_use", "name": "Write", "input": {"file_path": cwd + "/%s-out.txt" % prefix, "content": "x"}},
+                        {"type": "tool_use", "name": "Bash", "input": {"command": b + " plan --agents 2"}},
+                        {"type": "tool_use", "name": "Bash", "input": {"command": "python3 -c \"open('%s-py.txt','w')\"" % prefix}},
+                        {"type": "tool_use", "name": "Bash", "input": {"command": "touch %s-touch.txt" % prefix}},
+                    ]
+
+                def policy(req):
+                    sub = role_of(req)[0] != "main"
+                    done = steps(req)
+                    if sub:
+                        return probe("sub") if not done else [{"type": "text", "text": "probed"}]
+                    if not done:
+                        return probe("main")
+                    if len(done) == 1:
+                        return [{"type": "tool_use", "name": "Agent", "input": {
+                            "description": "probe", "prompt": "probe the grant", "subagent_type": "general-purpose",
+                            "run_in_background": False}}]
+                    return [{"type": "text", "text": "FINAL"}]
+
+                os.makedirs(os.path.join(cwd, ".arena"))
+                with FakeAPI(policy) as api:
+                    res = run_claude(binp, "/arena --agents 2 probe", base_url=api.base_url, home=setup.home,
+                                     cwd=cwd, timeout=60)
+                self.assertEqual(res.returncode, 0, res.stderr)
+                self.assertEqual(api.errors, [])
+                for who in ("main", "sub"):
+                    self.assertTrue(os.path.exists(os.path.join(cwd, ".arena", who + "-in.txt")), who)
+                    for stray in ("-out.txt", "-py.txt", "-touch.txt"):
+                        self.assertFalse(os.path.exists(os.path.join(cwd, who + stray)), who + stray)
+                plan_ok = [r for r in api.messages_requests() if "sub-agent calls" in str(r["json"]["messages"])]
+                self.assertTrue(plan_ok, "bracket.py plan did not run")
+
+
+if __name__ == "__main__":
+    unittest.main()

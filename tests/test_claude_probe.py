@@ -1,0 +1,185 @@
+"""End-to-end probe: the real Claude Code CLI, offline, against tests/e2e/fake_api.py.
+
+Skipped (with a message) when no claude binary is installed and CI is not set
+(under CI a missing binary fails); install them with
+`bash .ci/install-claude.sh` (into .tools/claude-code/<version>/) or point CLAUDE_BIN
+at one. See tests/e2e/NOTES.md for what these tests rely on.
+"""
+
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from tests.e2e.fake_api import FakeAPI, first_user_text, tool_results  # noqa: E402
+from tests.e2e.run_claude import make_home, require_claude, run, run_claude  # noqa: E402
+
+DEMO_SKILL = """---
+name: demo
+description: Demo skill that fans out two sub-agents which write files.
+allowed-tools: Bash(python3:*) Write Edit Read Agent
+---
+DEMO-SKILL-BODY. Arguments: $ARGUMENTS
+Skill dir: ${CLAUDE_SKILL_DIR}
+"""
+
+SUB_MARK = "SUBAGENT-TASK"
+
+
+def make_toy_plugin(root):
+    """A tiny plugin + marketplace (source "./") with one skill `demo`."""
+    os.makedirs(os.path.join(root, ".claude-plugin"))
+    os.makedirs(os.path.join(root, "skills", "demo"))
+    with open(os.path.join(root, ".claude-plugin", "plugin.json"), "w") as f:
+        json.dump({"name": "toy", "version": "0.1.0", "description": "Toy plugin for probing",
+                   "author": {"name": "Tester"}, "license": "MIT"}, f)
+    with open(os.path.join(root, ".claude-plugin", "marketplace.json"), "w") as f:
+        json.dump({"name": "toy-market", "owner": {"name": "Tester"},
+                   "plugins": [{"name": "toy", "source": "./", "description": "Toy plugin"}]}, f)
+    with open(os.path.join(root, "skills", "demo", "SKILL.md"), "w") as f:
+        f.write(DEMO_SKILL)
+
+
+class FanOutPolicy:
+    """Main session: 2 Agent calls in one message, then a final text.
+    Sub-agent (recognised by its request): Write <cwd>/<file>, then "done"."""
+
+    def __init__(self, cwd):
+        self.cwd = cwd
+        self.roles = []
+
+    def __call__(self, req):
+        sysm = "\n".join(b.get("text", "") for b in req.get("system") or [] if isinstance(b, dict))
+        is_sub = "cc_is_subagent=true" in sysm
+        first = first_user_text(req)
+        if is_sub and SUB_MARK in first:
+            self.roles.append("subagent")
+            if not tool_results(req):
+                fn = re.search(r"file (\S+\.txt)", first).group(1)
+                return [{"type": "tool_use", "name": "Write",
+                         "input": {"file_path": os.path.join(self.cwd, fn), "content": "written by " + fn + "\n"}}]
+            return [{"type": "text", "text": "done"}]
+        users = json.dumps([m for m in req.get("messages", []) if m.get("role") == "user"])
+        if "DEMO-SKILL-BODY" in users:
+            self.roles.append("main")
+            if not tool_results(req, last_only=False):
+                return [{"type": "tool_use", "name": "Agent", "input": {
+                    "description": "write file %d" % i, "subagent_type": "general-purpose",
+                    "prompt": "%s: write file sub%d.txt then reply done" % (SUB_MARK, i),
+                    "run_in_background": False}} for i in (1, 2)]
+            return [{"type": "text", "text": "FINAL: both sub-agents reported"}]
+        self.roles.append("other")
+        return [{"type": "text", "text": "ok"}]
+
+
+class ClaudeSkillFanOut(unittest.TestCase):
+    def setUp(self):
+        self.bins = require_claude(self)  # skip without claude, fail under CI
+
+    def _run(self, ver, binp):
+        tmp = tempfile.mkdtemp(prefix="cc-probe-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        home = make_home(tmp)
+        cwd = os.path.join(tmp, "work")
+        os.makedirs(cwd)
+        skill_dir = os.path.join(home, ".claude", "skills", "demo")
+        os.makedirs(skill_dir)
+        with open(os.path.join(skill_dir, "SKILL.md"), "w") as f:
+            f.write(DEMO_SKILL)
+        policy = FanOutPolicy(cwd)
+        with FakeAPI(policy, os.path.join(tmp, "log"), latency=0.3) as api:
+            res = run_claude(binp, "/demo alpha beta", base_url=api.base_url, home=home, cwd=cwd, timeout=60)
+        msg = "claude %s rc=%s timed_out=%s\nstdout=%s\nstderr=%s\nerrors=%s" % (
+            ver, res.returncode, res.timed_out, res.stdout[-2000:], res.stderr[-2000:], api.errors)
+        self.assertFalse(res.timed_out, msg)
+        self.assertEqual(res.returncode, 0, msg)
+        self.assertEqual(api.errors, [], msg)
+        self.assertIn("FINAL: both sub-agents reported", res.stdout, msg)
+        for i in (1, 2):
+            p = os.path.join(cwd, "sub%d.txt" % i)
+            self.assertTrue(os.path.isfile(p), msg)
+            with open(p) as f:
+                self.assertEqual(f.read(), "written by sub%d.txt\n" % i)
+        reqs = api.messages_requests()
+        first = reqs[0]["json"]
+        # the skill body is inlined with $ARGUMENTS and ${CLAUDE_SKILL_DIR} expanded
+        body = json.dumps(first["messages"])
+        self.assertIn("<command-name>/demo</command-name>", body)
+        self.assertIn("DEMO-SKILL-BODY. Arguments: alpha beta", body)
+        self.assertIn("Skill dir: " + skill_dir, body)
+        self.assertIn("Agent", [t["name"] for t in first["tools"]])
+        self.assertIn("main", policy.roles)
+        self.assertGreaterEqual(policy.roles.count("subagent"), 4)  # 2 agents x (Write, done)
+        self.assertEqual({r.get("role") for r in reqs} & {"main", "subagent"}, {"main", "subagent"})
+        self.assertGreaterEqual(api.max_inflight, 2, "the two Agent calls should run concurrently")
+        # the main session got both hand-backs, each carrying the sub-agent's "done"
+        last_main = [r for r in reqs if r.get("role") == "main"][-1]["json"]
+        results = tool_results(last_main)
+        self.assertEqual(len(results), 2)
+        for tr in results:
+            self.assertIn("done", json.dumps(tr["content"]))
+
+    def test_fanout(self):
+        for ver, binp in self.bins.items():
+            with self.subTest(version=ver):
+                self._run(ver, binp)
+
+
+class ClaudePluginCommands(unittest.TestCase):
+    def setUp(self):
+        self.bins = require_claude(self)
+
+    def _run(self, ver, binp):
+        tmp = tempfile.mkdtemp(prefix="cc-plugin-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        plugin = os.path.join(tmp, "toy")
+        make_toy_plugin(plugin)
+        home = make_home(tmp)
+        cwd = os.path.join(tmp, "work")
+        os.makedirs(cwd)
+        # ANTHROPIC_BASE_URL must point somewhere local: without it 2.1.332's
+        # marketplace add / install / details wait ~18 s on DNS for api.anthropic.com.
+        with FakeAPI(None, os.path.join(tmp, "log")) as api:
+            def cc(*args):
+                r = run(binp, list(args), home=home, cwd=cwd, base_url=api.base_url, timeout=60)
+                self.assertFalse(r.timed_out, "%s timed out" % (args,))
+                self.assertEqual(r.returncode, 0, "claude %s: %s\n%s" % (" ".join(args), r.stdout, r.stderr))
+                return r.stdout
+            out = cc("plugin", "validate", plugin)
+            self.assertIn("Validation passed", out)
+            out = cc("plugin", "marketplace", "add", plugin)
+            self.assertIn("toy-market", out)
+            out = cc("plugin", "install", "toy@toy-market")
+            self.assertIn("Successfully installed plugin: toy@toy-market", out)
+            out = cc("plugin", "list")
+            self.assertIn("toy@toy-market", out)
+            out = cc("plugin", "details", "toy@toy-market")
+            self.assertIn("Skills (1)", out)
+            self.assertIn("Always-on:", out)
+            self.assertRegex(out, r"demo\s+\S.*\S\s+\S")  # per-component always-on / on-invoke row
+
+            # the installed skill is namespaced /toy:demo
+            def pol(req):
+                return [{"type": "text", "text": "PLUGIN-SKILL-SEEN"}]
+            api.policy = pol
+            res = run_claude(binp, "/toy:demo x y", base_url=api.base_url, home=home, cwd=cwd, timeout=60)
+            self.assertEqual(res.returncode, 0, res.stderr)
+            self.assertIn("PLUGIN-SKILL-SEEN", res.stdout)
+            first = api.messages_requests()[-1]["json"]
+            body = json.dumps(first["messages"])
+            self.assertIn("<command-name>/toy:demo</command-name>", body)
+            self.assertIn("DEMO-SKILL-BODY. Arguments: x y", body)
+
+    def test_plugin_commands(self):
+        for ver, binp in self.bins.items():
+            with self.subTest(version=ver):
+                self._run(ver, binp)
+
+
+if __name__ == "__main__":
+    unittest.main()
