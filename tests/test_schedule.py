@@ -91,31 +91,7 @@ def setUpModule():
             RUNS[key] = tournament(*key)
 
 
-def lower_bound(jobs, wave):
-    """A bound no schedule of one round's job graph can beat: jobs with k-1 jobs
-    chained after them (or before them) need k-1 waves beyond their own."""
-    users = {}
-    for j, (_, deps) in jobs.items():
-        for d in deps:
-            users.setdefault(d, []).append(j)
-    after, before = {}, {}
-
-    def tail(j):
-        if j not in after:
-            after[j] = 1 + max([tail(u) for u in users.get(j, ())] or [0])
-        return after[j]
-
-    def head(j):
-        if j not in before:
-            before[j] = 1 + max([head(d) for d in jobs[j][1]] or [0])
-        return before[j]
-
-    best = 0
-    for depth in (tail, head):
-        levels = [depth(j) for j in jobs]
-        for k in range(1, max(levels) + 1):
-            best = max(best, k - 1 + -(-sum(1 for x in levels if x >= k) // wave))
-    return best
+lower_bound = bracket.round_bound
 
 
 class PackedScheduleTest(unittest.TestCase):

@@ -374,6 +374,37 @@ def round_jobs(rnd, matches, spawn_order=None, looks=0.0, wave=DEFAULT_WAVE):
     return jobs
 
 
+def round_bound(jobs, wave):
+    """Waves no schedule of one round's job graph can beat.
+
+    A job with k-1 jobs chained after it (or before it) leaves k-1 waves to
+    go after its own, so the jobs at level k or deeper need ceil(count / W)
+    waves plus k-1.
+    """
+    users = {}
+    for j, (_, deps) in jobs.items():
+        for d in deps:
+            users.setdefault(d, []).append(j)
+    after, before = {}, {}
+
+    def tail(j):
+        if j not in after:
+            after[j] = 1 + max([tail(u) for u in users.get(j, ())] or [0])
+        return after[j]
+
+    def head(j):
+        if j not in before:
+            before[j] = 1 + max([head(d) for d in jobs[j][1]] or [0])
+        return before[j]
+
+    best = 0
+    for depth in (tail, head):
+        levels = [depth(j) for j in jobs]
+        for k in range(1, max(levels) + 1):
+            best = max(best, k - 1 + -(-sum(1 for x in levels if x >= k) // wave))
+    return best
+
+
 def packed_waves(n, wave, baseline=False, looks=0.0):
     """(waves with packing, lower bound) for n agents, W at a time.
 
@@ -386,8 +417,7 @@ def packed_waves(n, wave, baseline=False, looks=0.0):
         m = alive // 2
         jobs = round_jobs(r, m, list(range(n)) if r == 1 else None, looks, wave)
         total += len(list_schedule(jobs, wave))
-        chain = (4 if r == 1 else 3) + (1 if any(d and d[0].startswith("j") for _, d in jobs.values()) else 0)
-        bound += max(-(-len(jobs) // wave), chain)
+        bound += round_bound(jobs, wave)
     if n == 1:
         total = bound = 1
     if baseline:
