@@ -86,7 +86,7 @@ class Timed(standin.Orchestrator):
         """A conductor sub-agent; the main session sees its Agent call and its one-line reply."""
         start = self.outputs[-1]
         call = {"description": "arena conductor " + self.run,
-                "prompt": "Read %s and do exactly what it says." % os.path.join(".arena", self.run, "conductor.md"),
+                "prompt": "Read %s and follow it." % os.path.join(".arena", self.run, "conductor.md"),
                 "subagent_type": "general-purpose", "run_in_background": False}
         assert call["prompt"] in start, "conductor call differs from what next printed"
         self.main_read += len(json.dumps(call).encode("utf-8"))
@@ -108,8 +108,7 @@ class DirectBytes(standin.StandIn):
 
     def __call__(self, call):
         receipt = super().__call__(call)
-        params = {"description": call["description"], "prompt": call["prompt"],
-                  "subagent_type": call["subagent_type"], "run_in_background": call["run_in_background"]}
+        params = {k: v for k, v in call.items() if k != "job"}  # exactly what next printed
         self.call_bytes += len(json.dumps(params).encode("utf-8"))
         self.receipt_bytes += len(receipt.encode("utf-8")) + 1
         self.main_read = self.call_bytes + self.receipt_bytes

@@ -53,7 +53,7 @@ class StandIn:
 
     def __call__(self, call):
         prompt = call["prompt"]
-        m = re.match(r"^Read (\S+) and do exactly what it says\.$", prompt)
+        m = re.match(r"^Read (\S+) and follow it\.$", prompt)
         assert m, "prompt is not one short line naming a brief: %r" % prompt
         brief_path = os.path.join(self.cwd, m.group(1))
         with open(brief_path, encoding="utf-8") as f:
@@ -143,7 +143,7 @@ def parse_wave(text):
             assert "run_in_background false" in template
             for job in line[len("<id> = "):].split():
                 call = {"prompt": prompt.replace("<id>", job), "description": desc.replace("<id>", job),
-                        "subagent_type": "general-purpose", "run_in_background": False}
+                        "run_in_background": False}
                 if model:
                     call["model"] = model.group(1)
                 calls.append(call)

@@ -39,7 +39,7 @@ def agent_prompts(api):
             if m.get("role") == "assistant" and isinstance(m.get("content"), list):
                 for b in m["content"]:
                     if b.get("type") == "tool_use" and b.get("name") == "Agent":
-                        mm = re.search(r"/b/(\S+)\.md and do", b["input"].get("prompt", ""))
+                        mm = re.search(r"/b/(\S+)\.md and follow", b["input"].get("prompt", ""))
                         if mm:
                             seen.add(mm.group(1))
     return seen

@@ -191,7 +191,7 @@ class NextContractTest(Workspace):
         self.assertEqual(act["action"], "wave")
         self.assertEqual(act["wave"], 1)
         for call in act["calls"]:
-            self.assertEqual(set(call), {"job", "subagent_type", "run_in_background", "description", "prompt", "model"})
+            self.assertEqual(set(call), {"job", "run_in_background", "description", "prompt", "model"})
             self.assertIs(call["run_in_background"], False)
             self.assertEqual(call["model"], "sonnet")
         self.assertEqual(set(act["progress"]), {"round", "rounds", "phase", "done", "total", "wave", "waves",

@@ -164,7 +164,7 @@ class Agent:
         self.calls = []
 
     def __call__(self, call):
-        m = re.match(r"^Read (\S+) and do exactly what it says\.$", call["prompt"])
+        m = re.match(r"^Read (\S+) and follow it\.$", call["prompt"])
         brief = self.read(m.group(1))
         receipt = re.search(r"^(done \S+)$", brief, re.M).group(1)
         job = receipt.split()[1]
@@ -670,7 +670,7 @@ class BadOutput(unittest.TestCase):
                 if times < bracket.TRIES[kind]:
                     self.assertEqual(len(issued), times + 1, (job, how))
                     self.assertEqual(st["jobs"][job]["s"], "done")
-                    self.assertFalse(st["summ"][job].get("missing"))
+                    self.assertFalse(st["summ"].get(job, {}).get("missing"))
                     self.assertEqual(agent.calls.count(job), times + 1)
                     continue
                 self.assertEqual(len(issued), bracket.TRIES[kind], (job, how))

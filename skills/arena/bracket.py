@@ -604,7 +604,8 @@ def round_done(st):
 def apply(st, ev):
     kind = ev["e"]
     if kind == "issue":
-        st["waves"].append({"n": ev["wave"], "at": ev["at"], "jobs": ev["jobs"], "shown": False})
+        # a wave's jobs are the jobs whose "w" is its number; the journal keeps the full list
+        st["waves"].append({"n": ev["wave"], "at": ev["at"], "size": len(ev["jobs"]), "shown": False})
         for j in ev["jobs"]:
             job = st["jobs"][j]
             job["s"], job["t"], job["w"] = "issued", job["t"] + 1, ev["wave"]
@@ -640,10 +641,14 @@ def apply(st, ev):
 
 
 def on_done(st, job, out):
-    st["jobs"][job]["s"] = "done"
+    info = st["jobs"][job]
+    info["s"] = "done"
+    info.pop("w", None)  # only handed-out jobs need their wave
     kind = job_kind(job)
-    if out:
-        st["summ"][job] = out
+    # solution paths live in st["sol"]; the summary keeps what the report and winner need
+    keep = {k: v for k, v in out.items() if k != "sol"}
+    if keep:
+        st["summ"][job] = keep
     if kind == "spawn":
         st["sol"][job[6:]] = out.get("sol")
         spawn_settled(st, job[6:])
@@ -1161,8 +1166,8 @@ def judge_sides(st, job, attempt):
     if job.endswith("-judge2"):
         first = judge_id(match_of(job), 1)
         prior = st["summ"].get(first)
-        if prior:
-            order, used = prior["order"], prior["names"]
+        if prior and st["jobs"][first].get("lab"):
+            order, used = st["jobs"][first]["lab"]
         else:  # both looks run side by side
             order, used = judge_sides(st, first, 1)
         sides = [order[1], order[0]]
@@ -1288,7 +1293,9 @@ def check_output(run, st, job, rubric):
         v = parse_verdict(texts[0], job, names, rubric, shown[0])
         by_side = {"sc": {s: v["sc"][n] for s, n in zip(sides, names)},
                    "fat": {s: v["fat"][n] for s, n in zip(sides, names)},
-                   "conf": v["conf"], "why": v["why"], "order": sides, "names": names}
+                   "conf": v["conf"]}
+        if kind == "final":  # judges' reasons stay in their files; the one final reason is shown by winner
+            by_side["why"] = v["why"]
         return "done", by_side
     except BadOutput as e:
         return "fail", str(e)
@@ -1453,8 +1460,8 @@ def settle_state(run, st, rubric, retry=False):
 
 def call_template(run, model):
     extra = ', model "%s"' % model if model else ""
-    return ('subagent_type "general-purpose", run_in_background false%s, description "arena <id>", '
-            'prompt "Read %s/b/<id>.md and do exactly what it says."' % (extra, run.dir))
+    return 'run_in_background false%s, description "<id>", prompt "Read %s/b/<id>.md and follow it."' % (
+        extra, run.dir)
 
 
 def plan_next(run, st, rubric, cards, task, retry=False, conductor=False):
@@ -1465,9 +1472,11 @@ def plan_next(run, st, rubric, cards, task, retry=False, conductor=False):
     last = st["waves"][-1] if st["waves"] else None
     if finished(st):
         act.update(action="finished", command="winner --run %s" % st["run"])
-    elif last and not last.get("shown", True) and all(st["jobs"][j]["s"] == "issued" for j in last["jobs"]):
+    elif last and not last.get("shown", True) and outstanding and len(outstanding) == last["size"] \
+            and all(st["jobs"][j]["w"] == last["n"] for j in outstanding):
         # handed out but never printed (the command was killed in between): show the same wave again
-        act.update(action="wave", wave=last["n"], calls=wave_calls(run, st, last["jobs"]))
+        act.update(action="wave", wave=last["n"], calls=wave_calls(run, st, sorted(outstanding, key=lambda j: (
+            priority(st, j, spawn_positions(st)), j))))
     elif outstanding:
         act.update(action="wait", waiting=outstanding, wave=len(st["waves"]))
     elif st["manual"]:
@@ -1479,7 +1488,7 @@ def plan_next(run, st, rubric, cards, task, retry=False, conductor=False):
     elif st["mode"] == "conductor" and not conductor:
         run.commit(st, [{"e": "batch", "n": (st["batch"] or {}).get("n", 0) + 1}])
         act.update(action="conductor", description="arena conductor " + st["run"],
-                   prompt="Read %s and do exactly what it says." % run.path("conductor.md"))
+                   prompt="Read %s and follow it." % run.path("conductor.md"))
     elif conductor and st["batch"] and len(st["waves"]) - st["batch"]["from"] >= st["batch_waves"]:
         act.update(action="batch-over")
     else:
@@ -1504,8 +1513,9 @@ def wave_calls(run, st, jobs):
     calls = []
     for job in jobs:
         model = st["judge_model"] if job_kind(job) in ("judge", "final") else st["model"]
-        call = {"job": job, "subagent_type": "general-purpose", "run_in_background": False,
-                "description": "arena " + job, "prompt": "Read %s/b/%s.md and do exactly what it says." % (run.dir, job)}
+        # no subagent_type: general-purpose is the default, and every byte here is paid per call
+        call = {"job": job, "run_in_background": False, "description": job,
+                "prompt": "Read %s/b/%s.md and follow it." % (run.dir, job)}
         if model:
             call["model"] = model
         calls.append(call)

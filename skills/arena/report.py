@@ -11,6 +11,7 @@ Standard library only, Python 3.8 or newer.
 """
 
 import html
+import json
 import os
 import time
 
@@ -82,6 +83,15 @@ class Report:
                 out.append(self.st["summ"][job])
             k += 1
         return out
+
+    def reason(self, job):
+        """A judge's one-line reason, read from its verdict file (the state keeps only scores)."""
+        try:
+            with open(self.run.path("out", job + ".json"), encoding="utf-8") as f:
+                why = json.load(f).get("reason", "")
+        except (OSError, ValueError, AttributeError):
+            return ""
+        return why[:300] if isinstance(why, str) else ""
 
     def read_solution(self, rel):
         try:
@@ -193,8 +203,9 @@ class Report:
                    '<span class="how">%s</span>' % esc(self.decided_text(res)) if res else ""))
         looks = self.looks(mid)
         table = self.score_table(looks, [champ, opp], [champ, opp], res) if looks else ""
-        said = [("judge %d: " % (k + 1) if len(looks) > 1 else "judge: ") + v["why"]
-                for k, v in enumerate(looks) if v.get("why")]
+        reasons = [self.reason(bracket.judge_id(mid, k + 1)) for k in range(len(looks))]
+        said = [("judge %d: " % (k + 1) if len(looks) > 1 else "judge: ") + why
+                for k, why in enumerate(reasons) if why]
         why = '<p class="why">%s</p>' % esc(" · ".join(said)) if said else ""
         if res and res["how"] in ("forfeit", "record") and res.get("why"):
             why += '<p class="why">%s</p>' % esc(res["why"])

@@ -31,7 +31,7 @@ import shlex
 import threading
 
 ROLE_SUB = "cc_is_subagent=true"
-BRIEF_PROMPT = re.compile(r"Read (\S+) and do exactly what it says\.")
+BRIEF_PROMPT = re.compile(r"Read (\S+) and follow it\.")
 
 
 # ---------------------------------------------------------------- reading a request
