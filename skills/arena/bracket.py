@@ -13,11 +13,9 @@ import argparse
 import hashlib
 import heapq
 import json
-import math
 import os
 import random
 import re
-import shutil
 import sys
 import time
 
@@ -1740,7 +1738,8 @@ def check_numbers(n, wave, cards=None):
 
 
 def cmd_init(args):
-    cards, rubric = load_cards(), load_rubric()
+    cards = load_cards()
+    load_rubric()  # refuse to start with a rubric the judges could not be scored on
     n = QUICK_AGENTS if args.quick else args.agents
     check_numbers(n, args.wave, cards)
     if args.seed is not None and args.seed < 0:
