@@ -2,7 +2,7 @@
 """perf.py: what bracket.py costs on this machine, in time, memory, disk and main-context bytes.
 
 Prints numbers, asserts nothing. Every timing is the wall time of a real
-`python3 bracket.py ...` subprocess (interpreter start-up included), the
+`python3 -S bracket.py ...` subprocess (interpreter start-up included), the
 median over several runs; the start-up of a bare interpreter is printed
 first so it can be told apart. Runs use stand-in sub-agents (tests/standin.py).
 
@@ -37,7 +37,8 @@ def timed(args, cwd):
     """(seconds, peak RSS in KiB, stdout) of one bracket.py subprocess."""
     with tempfile.TemporaryFile() as out:
         start = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, BRACKET] + args, cwd=cwd, stdout=out, stderr=subprocess.DEVNULL)
+        # -S as SKILL.md runs it: the engine needs nothing from site-packages
+        proc = subprocess.Popen([sys.executable, "-S", BRACKET] + args, cwd=cwd, stdout=out, stderr=subprocess.DEVNULL)
         _, status, usage = os.wait4(proc.pid, 0)
         took = time.perf_counter() - start
         out.seek(0)
@@ -51,7 +52,7 @@ def bare_startup(reps):
     times = []
     for _ in range(reps):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"])
+        subprocess.run([sys.executable, "-S", "-c", "pass"])
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
@@ -193,8 +194,9 @@ def main():
         os.cpu_count(), platform.python_version(), platform.platform(),
         " ".join("%.1f" % x for x in os.getloadavg())))
     base = bare_startup(max(reps, 9))
-    print("bare interpreter start-up (python3 -c pass), median of %d: %s ms" % (max(reps, 9), ms(base)))
-    print("every time below is a bracket.py subprocess, start-up included; medians of %d runs" % reps)
+    print("bare interpreter start-up (python3 -S -c pass), median of %d: %s ms" % (max(reps, 9), ms(base)))
+    print("every time below is a `python3 -S bracket.py` subprocess as SKILL.md runs it, start-up included; "
+          "medians of %d runs" % reps)
     print()
 
     print("## Commands in mid-tournament (direct mode, W=10, after the spawns and 5 more waves)")

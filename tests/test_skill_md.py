@@ -67,7 +67,7 @@ class SkillMdTest(unittest.TestCase):
             self.assertIn(flag, out)
 
     def test_engine_reached_through_skill_dir(self):
-        self.assertIn('python3 "${CLAUDE_SKILL_DIR}/bracket.py"', self.body)
+        self.assertIn('python3 -S "${CLAUDE_SKILL_DIR}/bracket.py"', self.body)
         for rel in re.findall(r"\$\{CLAUDE_SKILL_DIR\}/([\w./-]+)", self.text):
             self.assertTrue(os.path.exists(os.path.join(SKILL_DIR, rel)), rel)
 

@@ -1807,7 +1807,7 @@ def read_input(path, flag):
 
 
 def write_conductor_brief(run, st):
-    values = {"bracket": 'python3 "%s"' % os.path.abspath(__file__), "run": st["run"],
+    values = {"bracket": 'python3 -S "%s"' % os.path.abspath(__file__), "run": st["run"],
               "batch": str(st["batch_waves"])}
     atomic_write(run.path("conductor.md"), fill(load_template("conductor"), values))
 

@@ -211,7 +211,8 @@ class ArenaPolicy:
             if last and last[0][0] == "Skill":
                 return text("FINAL: could not load the arena skill: " + last[0][2][:300])
             return [tool("Skill", skill=listed.group(1))]
-        b = 'python3 "%s/bracket.py"' % base.group(1)
+        engine = re.search(r"Engine: `([^`]+)`", everything)  # the command SKILL.md names
+        b = engine.group(1) if engine else 'python3 "%s/bracket.py"' % base.group(1)
         args = re.search(r"<command-args>(.*?)</command-args>", everything, re.S)
         if not last or last[0][0] == "Skill":
             if args and args.group(1).strip():
