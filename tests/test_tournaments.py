@@ -72,6 +72,10 @@ class TournamentTest(unittest.TestCase):
             self.assertIsNone(re.search(r"\ba\d{3}\b", read(path)), "agent id in judge input " + path)
         for wave in orch.waves:
             self.assertLessEqual(len(wave), 10)
+        # the progress line's total was right: every planned call happened, no more
+        done, total = re.search(r"(\d+)/(\d+) jobs", orch.outputs[-1]).groups()
+        self.assertEqual(done, total)
+        self.assertEqual(int(done), len(set(agent.calls)))
         del st
         return state
 
@@ -118,6 +122,7 @@ class TournamentTest(unittest.TestCase):
         self.assertGreaterEqual(result["votes"], 2)
         _, out, _ = run_cli(["winner", "--run", "t"], cwd)
         self.assertRegex(out, r"panel .*, [23] of 3 judges")
+        self.check_finished(cwd, agent, orch, 4, False)
 
     def test_spawn_that_fails_twice_forfeits(self):
         cwd, agent, orch = self.play(4, False, mode=["--direct"], seed=2, always={"spawn-a002": "missing"})

@@ -1373,10 +1373,13 @@ def pick_wave(st):
 # ---------------------------------------------------------------- progress
 
 def planned_calls(st):
+    """Sub-agent calls of the whole run: the base plan, the extra judges made so far,
+    the final's panel while it is still to come, minus jobs a forfeit cancelled."""
     n = st["agents"]
-    extra = sum(1 for j in st["jobs"] if j.endswith("-judge2"))
+    extra = sum(1 for j in st["jobs"] if j.endswith(("-judge2", "-judge3")))
     cancelled = sum(1 for info in st["jobs"].values() if info["s"] == "cancelled")
-    panel = st["final_judges"] - 1 if n > 1 else 0
+    final_paired = len(st["rounds"]) == len(field_sizes(n)) - 1
+    panel = st["final_judges"] - 1 if n > 1 and not final_paired else 0
     return 6 * n - 5 + panel + extra + (1 if st["baseline"] else 0) - cancelled
 
 
@@ -1812,7 +1815,7 @@ def write_conductor_brief(run, st):
     atomic_write(run.path("conductor.md"), fill(load_template("conductor"), values))
 
 
-def with_run(args, fn, write=True):
+def with_run(args, fn):
     run = find_run(args.run)
     run.check_folder()
     # read-only commands lock too: load may replay the journal and save
@@ -1891,7 +1894,7 @@ def cmd_pairings(args):
             res = st["results"].get(m["id"])
             tail = "  -> %s (%s)" % (res["w"], res["how"]) if res else ""
             print("%s  %s (%s) vs %s (%s)%s" % (m["id"], m["a"], modes(m["a"]), m["b"], modes(m["b"]), tail))
-    with_run(args, go, write=False)
+    with_run(args, go)
 
 
 def cmd_record(args):
@@ -1934,7 +1937,7 @@ def cmd_report(args):
         sys.path.insert(0, HERE)
         import report  # report.py, beside this file
         print("report: %s" % report.write_report(run, st))
-    with_run(args, go, write=False)
+    with_run(args, go)
 
 
 def cmd_repair(args):
@@ -1970,7 +1973,7 @@ def cmd_status(args):
         print(format_estimate(estimate_tokens(calls, task, measured_sizes(run, st)), "measured"))
         print(format_estimate(estimate_tokens(calls, task, ASSUMED), "assumed"))
         print_tree_changes(run)
-    with_run(args, go, write=False)
+    with_run(args, go)
 
 
 def print_tree_changes(run):
@@ -2042,7 +2045,7 @@ def cmd_winner(args):
         if os.path.exists(report):
             print("report: %s" % report)
         print_tree_changes(run)
-    with_run(args, go, write=False)
+    with_run(args, go)
 
 
 def points(total, looks):
