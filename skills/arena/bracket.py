@@ -2024,7 +2024,8 @@ def cmd_winner(args):
             line = "%s vs %s: %s" % (m["id"], opp, res["how"])
             if res.get("tot"):
                 looks = res.get("n", 1)
-                line += " %s-%s" % (points(res["tot"][champ], looks), points(res["tot"][opp], looks))
+                line += " %s-%s (margin %s)" % (points(res["tot"][champ], looks), points(res["tot"][opp], looks),
+                                                 points(res["tot"][champ] - res["tot"][opp], looks))
             if res["how"] == "judge" and res.get("n") == 2:
                 line += ", second look %s" % ("agreed" if res.get("agree") else "disagreed: scores summed")
             elif res["how"] == "panel":
