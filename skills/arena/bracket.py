@@ -579,6 +579,9 @@ def forfeit(st, m, why="no solution"):
 
 
 def settle(st, m, winner, info):
+    for k in (1, 2, 3):
+        # labels matter only while a match is open (a second look swaps the first's order)
+        st["jobs"].get(judge_id(m["id"], k), {}).pop("lab", None)
     loser = m["b"] if winner == m["a"] else m["a"]
     info.update({"w": winner, "l": loser})
     st["results"][m["id"]] = info
@@ -642,6 +645,8 @@ def on_done(st, job, out):
     info = st["jobs"][job]
     info["s"] = "done"
     info.pop("w", None)  # only handed-out jobs need their wave
+    if info.get("t") == 1:
+        del info["t"]  # done at the first try: the common case stays small
     kind = job_kind(job)
     # solution paths live in st["sol"]; the summary keeps what the report and winner need
     keep = {k: v for k, v in out.items() if k != "sol"}
