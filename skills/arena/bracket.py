@@ -1330,7 +1330,8 @@ def spawn_positions(st):
     if st["rounds"]:
         for m in st["rounds"][0]["matches"]:
             order += [m["a"], m["b"]]
-    rest = [a for a in sorted(st["cards"]) if a not in set(order)]
+    placed = set(order)
+    rest = [a for a in sorted(st["cards"]) if a not in placed]
     return {a: i for i, a in enumerate(order + rest)}
 
 
@@ -1371,8 +1372,7 @@ def pick_wave(st):
         first = min(open_phases)
         ready = [j for j in ready if phase_of(j) == first]
     positions = spawn_positions(st)
-    ready.sort(key=lambda j: priority(st, j, positions))
-    return ready[:st["wave"]]
+    return heapq.nsmallest(st["wave"], ready, key=lambda j: (priority(st, j, positions), j))
 
 
 # ---------------------------------------------------------------- progress
