@@ -75,10 +75,11 @@ class RecordTournamentTest(Workspace):
 class PlanCommandTest(Workspace):
     def test_plan_100_prints_the_spec_table(self):
         _, out, _ = run_cli(["plan", "--agents", "100"], self.cwd)
-        with open(os.path.join(standin.ROOT, "..", "shared", "spec", "arena.md"), encoding="utf-8") as f:
-            spec = f.read()
-        table = re.search(r"```\n(round  alive.*?total[^\n]*)\n```", spec, re.S)
-        if table:
+        spec_path = os.path.join(standin.ROOT, "..", "shared", "spec", "arena.md")
+        if os.path.exists(spec_path):  # the published table, where the spec sits beside the repo
+            with open(spec_path, encoding="utf-8") as f:
+                table = re.search(r"```\n(round  alive.*?total[^\n]*)\n```", f.read(), re.S)
+            self.assertIsNotNone(table)
             self.assertIn(table.group(1), out)
         self.assertIn("alive per round: 100 50 25 13 7 4 2 1", out)
         self.assertIn("total                                    595     70", out)
