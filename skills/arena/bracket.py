@@ -573,15 +573,20 @@ def forfeit(st, m, why="no solution"):
     has_a, has_b = not no_solution(st, a), not no_solution(st, b)
     winner = a if has_a and not has_b else b if has_b and not has_a else m["coin"]
     settle(st, m, winner, {"how": "forfeit", "why": why})
-    for j in list(st["jobs"]):
-        if j.startswith(m["id"] + "-") and st["jobs"][j]["s"] in ("ready", "issued"):
-            st["jobs"][j]["s"] = "cancelled"
 
 
 def settle(st, m, winner, info):
-    for k in (1, 2, 3):
-        # labels matter only while a match is open (a second look swaps the first's order)
-        st["jobs"].get(judge_id(m["id"], k), {}).pop("lab", None)
+    """Decide a match: its open jobs are cancelled (a forfeit or a decision by hand)
+    and its judges' labels dropped, which matter only while it is open."""
+    mid = m["id"]
+    ids = ["%s-%s-%s" % (mid, step, x) for step in ("atk", "def") for x in (m["a"], m["b"])]
+    for job in ids + [judge_id(mid, k) for k in (1, 2, 3)]:
+        job_info = st["jobs"].get(job)
+        if job_info is None:
+            continue
+        job_info.pop("lab", None)
+        if job_info["s"] in ("ready", "issued"):
+            job_info["s"] = "cancelled"
     loser = m["b"] if winner == m["a"] else m["a"]
     info.update({"w": winner, "l": loser})
     st["results"][m["id"]] = info
@@ -619,9 +624,6 @@ def apply(st, ev):
     elif kind == "record":
         m = find_match(st, ev["match"])
         settle(st, m, ev["winner"], {"how": "record", "why": ev["why"]})
-        for j in list(st["jobs"]):
-            if j.startswith(m["id"] + "-") and st["jobs"][j]["s"] in ("ready", "issued"):
-                st["jobs"][j]["s"] = "cancelled"
     elif kind == "advance":
         alive = alive_agents(st)
         if len(alive) == 1:
