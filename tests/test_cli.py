@@ -204,6 +204,21 @@ class NextContractTest(Workspace):
         per_job = len(out.encode()) / 10.0
         self.assertLess(per_job, 60, "next prints %.0f bytes per job" % per_job)
 
+    def test_direct_fallback_sticks(self):
+        # a conductor replied NO-AGENT-TOOL: the main session switches once, for the rest of the run
+        self.init(4, "f", 2)
+        _, out, _ = run_cli(["next", "--run", "f"], self.cwd)
+        self.assertIn("Start the conductor", out)
+        _, out, _ = run_cli(["next", "--run", "f", "--direct"], self.cwd)
+        self.assertIn("Wave 1: 4 Agent calls", out)
+        agent = standin.StandIn(self.cwd, seed=2)
+        for call in standin.parse_wave(out):
+            agent(call)
+        _, out, _ = run_cli(["next", "--run", "f"], self.cwd)
+        self.assertIn("Wave 2:", out)
+        self.assertNotIn("conductor", out)
+        self.assertEqual(state_of(self.cwd, "f")["mode"], "direct")
+
     def test_conductor_mode_is_the_default(self):
         self.init(4, "c", 2)
         _, out, _ = run_cli(["next", "--run", "c"], self.cwd)
