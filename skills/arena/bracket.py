@@ -557,14 +557,8 @@ def find_match(st, mid):
     rounds = st["rounds"]
     if MATCH_INDEX[0] is not rounds or MATCH_INDEX[1] != len(rounds):
         MATCH_INDEX[:] = [rounds, len(rounds), {m["id"]: m for rnd in rounds for m in rnd["matches"]}]
-    m = MATCH_INDEX[2].get(mid)
-    if m is not None and m["id"] == mid:
-        return m
-    for rnd in rounds:
-        for m in rnd["matches"]:
-            if m["id"] == mid:
-                return m
-    return None
+    # a round's matches never change once paired, so the index is stale only when a round is added
+    return MATCH_INDEX[2].get(mid)
 
 
 def forfeit(st, m, why="no solution"):
