@@ -2,9 +2,9 @@
 
 For every installed Claude Code version (see tests/e2e/run_claude.py): `plugin validate
 --strict` passes with no warnings at all (2.1.332's plugin directory checks included, which
-want the icon), and in a throwaway HOME the marketplace adds, the plugin
-installs and is enabled, and `plugin details` lists the skill `arena` with a small
-token cost. Skipped without a claude binary, except under CI (then it fails).
+want the icon), and in a throwaway HOME the README's two install commands, as written
+there, add the marketplace and install the plugin, which is then enabled, and `plugin
+details` lists the skill `arena` with a small token cost. Skipped without a claude binary, except under CI (then it fails).
 
 The token figures come from `claude plugin details`, which asks
 /v1/messages/count_tokens; here that is tests/e2e/fake_api.py, which answers
@@ -14,6 +14,7 @@ of size, not real tokenizer counts.
 
 import os
 import re
+import shlex
 import shutil
 import struct
 import subprocess
@@ -24,6 +25,7 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from tests import readme  # noqa: E402
 from tests.e2e.fake_api import FakeAPI  # noqa: E402
 from tests.e2e.run_claude import REPO_ROOT, copy_plugin, make_home, require_claude, run  # noqa: E402
 
@@ -75,6 +77,15 @@ def png_pixels(data):
     return zlib.decompress(idat)
 
 
+def readme_plugin_commands(clone):
+    """The README's two plugin install commands, as written there, with the clone's real path."""
+    lines = readme.commands(readme.block_with(readme.section("Install"), "claude plugin install"))
+    args = [shlex.split(line.replace("/path/to/arena-skill", clone)) for line in lines]
+    if len(args) != 2 or any(a[0] != "claude" for a in args):
+        raise AssertionError("expected two `claude ...` lines in the README's plugin install block: %r" % lines)
+    return [a[1:] for a in args]
+
+
 class ClaudePluginPackaging(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -112,9 +123,10 @@ class ClaudePluginPackaging(unittest.TestCase):
             with self.subTest(version=ver):
                 home = make_home(self.tmp)
                 cwd = tempfile.mkdtemp(dir=self.tmp)
-                out = self.cc(binp, home, "plugin", "marketplace", "add", src, cwd=cwd)
+                add, install = readme_plugin_commands(src)
+                out = self.cc(binp, home, *add, cwd=cwd)
                 self.assertIn("Successfully added marketplace: arena-skill", out)
-                out = self.cc(binp, home, "plugin", "install", "arena-skill@arena-skill", cwd=cwd)
+                out = self.cc(binp, home, *install, cwd=cwd)
                 self.assertIn("Successfully installed plugin: arena-skill@arena-skill", out)
                 out = self.cc(binp, home, "plugin", "list", cwd=cwd)
                 block = out.split("arena-skill@arena-skill", 1)[1].split("\n\n", 1)[0]
