@@ -2,7 +2,7 @@
 
 The commands are read from README.md's Install section (so this fails when the README changes
 without the test), run by bash in a copy of the repository with a temporary HOME, with the
-README's placeholder for "your repository" replaced by a temporary git repository. A second
+README's placeholder for "your repository" replaced by a temporary folder. A second
 run checks that installing over an existing copy gives the same tree, not a copy inside it.
 """
 
@@ -38,7 +38,6 @@ class CopyInstall(unittest.TestCase):
         self.project = os.path.join(self.tmp, "project")
         os.makedirs(self.home)
         os.makedirs(self.project)
-        subprocess.run(["git", "init", "-q", self.project], check=True)
         shutil.copytree(SKILL, os.path.join(self.clone, "skills", "arena"),
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         self.lines = readme.commands(readme.block_with(readme.section("Install"), "cp -r skills/arena"))
