@@ -200,7 +200,7 @@ class AllowedToolsAreNarrow(unittest.TestCase):
                 tmp = tempfile.mkdtemp(prefix="cc-grant-")
                 self.addCleanup(shutil.rmtree, tmp, True)
                 setup = Setup(tmp)
-                b = 'python3 "%s/bracket.py"' % setup.skill_dir
+                b = 'python3 -S "%s/bracket.py"' % setup.skill_dir
                 cwd = setup.cwd
 
                 def probe(prefix):
