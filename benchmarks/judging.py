@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """judging.py: how often does the truly best solution win an arena bracket?
 
-Runs the real engine (bracket.new_state / bracket.apply: dealing, pairing,
+Runs the real engine (new_state / apply: dealing, pairing,
 byes, second looks, scoring) many times in memory, with a modelled judge in
 place of sub-agents:
 
@@ -12,7 +12,7 @@ place of sub-agents:
   split over the criteria in proportion to their maxima), flags a real FATAL
   unless it misses it, flags a false one now and then, and says "low"
   confidence when the totals it gives are very close;
-- the side shown first is the engine's own choice (bracket.judge_sides), so a
+- the side shown first is the engine's own choice (judge_sides), so a
   second look sees the pair in the swapped order, as in a real run.
 
 Every sub-agent call counts: spawns, attacks, defences, judges, second looks.
@@ -34,7 +34,9 @@ from collections import namedtuple
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "skills", "arena"))
 
-import bracket  # noqa: E402
+from arena.base import DEFAULT_RECHECK, RECHECK_SHARE, below, rng_for  # noqa: E402
+from arena.jobs import agent_ids, job_kind, judge_id, match_of  # noqa: E402
+from arena.state import apply, decide, deps_of, find_match, judge_sides, new_state, round_done  # noqa: E402
 
 SIZES = (15, 12, 12)
 RUBRIC_MAX = (30, 25, 20, 15, 10)
@@ -65,9 +67,9 @@ PERFECT = Judge(sigma=0.0, bias=0.0, false_fatal=0.0, miss_fatal=0.0, fatal_shar
 
 VARIANTS = [
     ("a", "plain bracket", None, 1),
-    ("b", "second look, margin %d" % bracket.DEFAULT_RECHECK, bracket.DEFAULT_RECHECK, 1),
+    ("b", "second look, margin %d" % DEFAULT_RECHECK, DEFAULT_RECHECK, 1),
     ("c", "every match judged in both orders", 100, 1),
-    ("d", "(b) + 3 judges in the final", bracket.DEFAULT_RECHECK, 3),
+    ("d", "(b) + 3 judges in the final", DEFAULT_RECHECK, 3),
 ]
 MARGINS = (0, 2, 4, 6, 8, 10, 15)
 
@@ -94,8 +96,8 @@ def fatal_line(judge):
 
 def field(n, seed):
     """{agent: latent quality}, the same for every judge setting and variant."""
-    rng = bracket.rng_for(seed, "quality")
-    return {a: normal(rng) for a in bracket.agent_ids(n)}
+    rng = rng_for(seed, "quality")
+    return {a: normal(rng) for a in agent_ids(n)}
 
 
 # ---------------------------------------------------------------- the modelled judge
@@ -142,13 +144,13 @@ def judge_pair(qa, qb, flawed_a, flawed_b, a_first, judge, rng, shared):
 def verdict(st, job, judge, world):
     """The judge job's "out", as check_output would summarise a real verdict."""
     quality, line, seed = world
-    m = bracket.find_match(st, bracket.match_of(job))
+    m = find_match(st, match_of(job))
     a, b = m["a"], m["b"]
-    sides, names = bracket.judge_sides(st, job, 1)
-    rng = bracket.rng_for(seed, "judge", job)
+    sides, names = judge_sides(st, job, 1)
+    rng = rng_for(seed, "judge", job)
     shared = (0.0, 0.0)
     if judge.corr:
-        srng = bracket.rng_for(seed, "shared", m["id"], a, b)
+        srng = rng_for(seed, "shared", m["id"], a, b)
         shared = (normal(srng), normal(srng))
     ca, cb, fa, fb, conf = judge_pair(quality[a], quality[b], quality[a] < line, quality[b] < line,
                                       sides[0] == a, judge, rng, shared)
@@ -167,34 +169,34 @@ def init_event(n, seed, recheck, final_judges):
 
 
 def output_of(st, job, judge, world):
-    kind = bracket.job_kind(job)
+    kind = job_kind(job)
     if kind == "spawn":
         return {"sol": "out/%s.md" % job}
     if kind == "atk":
         return {"labels": ""}
     if kind == "def":
-        return {"ans": "", "sol": "out/%s-sol-%s.md" % (bracket.match_of(job), job.split("-")[3])}
+        return {"ans": "", "sol": "out/%s-sol-%s.md" % (match_of(job), job.split("-")[3])}
     return verdict(st, job, judge, world)
 
 
 def tournament(n, seed, judge, recheck=None, final_judges=1):
     """Run one tournament; returns (champion, state, calls)."""
-    st = bracket.new_state(init_event(n, seed, recheck, final_judges), SIZES)
+    st = new_state(init_event(n, seed, recheck, final_judges), SIZES)
     st["seq"] = 1
     world = (field(n, seed), fatal_line(judge), seed)
     jobs = st["jobs"]
     pending, known, calls = list(jobs), len(jobs), 0
     while st["champion"] is None:
         ready = sorted(j for j in pending if jobs[j]["s"] == "ready"
-                       and all(jobs[d]["s"] == "done" for d in bracket.deps_of(st, j)))
+                       and all(jobs[d]["s"] == "done" for d in deps_of(st, j)))
         if ready:
             # like collect: every output of a wave is read against the same state, then applied in order
             outs = [(j, output_of(st, j, judge, world)) for j in ready]
             for j, out in outs:
-                bracket.apply(st, {"e": "done", "job": j, "out": out, "seq": st["seq"] + 1})
+                apply(st, {"e": "done", "job": j, "out": out, "seq": st["seq"] + 1})
                 calls += 1
-        elif bracket.round_done(st):
-            bracket.apply(st, {"e": "advance", "round": len(st["rounds"]), "seq": st["seq"] + 1})
+        elif round_done(st):
+            apply(st, {"e": "advance", "round": len(st["rounds"]), "seq": st["seq"] + 1})
         else:
             raise RuntimeError("seed %d: nothing ready and the round is not done" % seed)
         pending = [j for j in pending if jobs[j]["s"] == "ready"]
@@ -213,7 +215,7 @@ def outcome(n, seed, judge, recheck=None, final_judges=1):
     looks = sum(1 for r in st["results"].values() if r.get("how") == "judge" and r.get("n") == 2)
     # rounds too big to judge twice up front give a second look only to close matches
     big = [m["id"] for r in st["rounds"] if 2 * len(r["matches"]) > st["wave"] for m in r["matches"]]
-    close = sum(1 for mid in big if bracket.judge_id(mid, 2) in st["jobs"])
+    close = sum(1 for mid in big if judge_id(mid, 2) in st["jobs"])
     return rank, calls, looks, len(st["results"]), close, len(big)
 
 
@@ -221,7 +223,7 @@ def outcome(n, seed, judge, recheck=None, final_judges=1):
 
 def consistency(judge, pairs=40000, seed=1):
     """Chance that one pair, judged once in each order, gets the same winner."""
-    rng = bracket.rng_for(seed, "consistency")
+    rng = rng_for(seed, "consistency")
     line = fatal_line(judge)
     m = {"a": "x", "b": "y", "coin": "x"}
     same = 0
@@ -231,7 +233,7 @@ def consistency(judge, pairs=40000, seed=1):
         picks = []
         for a_first in (True, False):
             ca, cb, fa, fb, _ = judge_pair(qa, qb, qa < line, qb < line, a_first, judge, rng, shared)
-            picks.append(bracket.decide({"sc": {"x": ca, "y": cb}, "fat": {"x": fa, "y": fb}}, m, 5)[0])
+            picks.append(decide({"sc": {"x": ca, "y": cb}, "fat": {"x": fa, "y": fb}}, m, 5)[0])
         same += picks[0] == picks[1]
     return same / float(pairs)
 
@@ -240,7 +242,7 @@ def consistency(judge, pairs=40000, seed=1):
 
 def run_seed(base, n, i):
     """The seed of run i; every variant and judge setting plays the same fields and brackets."""
-    return bracket.below(bracket.rng_for(base, "run", n, i), 10 ** 9)
+    return below(rng_for(base, "run", n, i), 10 ** 9)
 
 
 def batch(task):
@@ -322,8 +324,8 @@ def report(args, out=sys.stdout):
         say("With a second look on, bracket.py judges every match of a round twice (in swapped orders) when the "
             "round's judges fit in half a wave (2 x matches <= wave = 10); in bigger rounds a match gets its second "
             "look only when the first verdict is close. *Of them for being close: the share of matches in those bigger "
-            "rounds that got a second look, the number bracket.RECHECK_SHARE (now %.2f) estimates."
-            % bracket.RECHECK_SHARE)
+            "rounds that got a second look, the number RECHECK_SHARE (now %.2f) estimates."
+            % RECHECK_SHARE)
         cells = {}
         for n in (100, 16):
             for name, j in SETTINGS:
@@ -374,7 +376,7 @@ def report(args, out=sys.stdout):
             gain = b["best"] / a["best"] - 1 if a["best"] else float("nan")
             say("N = %d, default judge, margin %d: P(best) %.3f -> %.3f (%+.0f%% relative, target >= +15%%), "
                 "P(top 3) %.3f -> %.3f, calls %.3fx (target <= 1.10x): %s." % (
-                    n, bracket.DEFAULT_RECHECK, a["best"], b["best"], 100 * gain, a["top3"], b["top3"], b["ratio"],
+                    n, DEFAULT_RECHECK, a["best"], b["best"], 100 * gain, a["top3"], b["top3"], b["ratio"],
                     "holds" if gain >= 0.15 and b["top3"] > a["top3"] and b["ratio"] <= 1.10 else "does NOT hold"))
             say()
         worse = []

@@ -20,7 +20,7 @@ ROOT = os.path.dirname(HERE)
 BRACKET = os.path.join(ROOT, "skills", "arena", "bracket.py")
 sys.path.insert(0, os.path.join(ROOT, "skills", "arena"))
 
-import bracket  # noqa: E402
+from arena.jobs import job_kind  # noqa: E402
 
 # Runs are many small fsynced writes; tmpfs makes them cheap and a SIGKILL
 # behaves the same there (a kill is not a power cut).
@@ -62,7 +62,7 @@ class StandIn:
         job = receipt.split()[1]
         self.calls.append(job)
         how = self.always.get(job) or self.misbehave.pop(job, None)
-        kind = bracket.job_kind(job)
+        kind = job_kind(job)
         out = re.search(r"`(\.arena/[^`]+?/out/%s\.(?:md|json))`" % re.escape(job), brief).group(1)
         write = lambda rel, text: self._write(rel, text)
         if how == "missing":

@@ -9,6 +9,7 @@ import unittest
 
 import standin
 from standin import run_cli
+from arena.jobs import field_sizes
 
 
 def state_of(cwd, run):
@@ -58,7 +59,7 @@ class RecordTournamentTest(Workspace):
         alive = [a for a in st["cards"] if a not in st["out"]]
         self.assertEqual(alive, [st["champion"]])
         self.assertEqual(len(st["out"]), n - 1)
-        self.assertEqual(rounds, len(standin.bracket.field_sizes(n)) - 1)
+        self.assertEqual(rounds, len(field_sizes(n)) - 1)
         return st
 
     def test_sizes(self):

@@ -8,6 +8,7 @@ import unittest
 
 import standin
 from standin import run_cli
+from arena.storage import Run
 
 
 class ConductorTest(unittest.TestCase):
@@ -22,7 +23,7 @@ class ConductorTest(unittest.TestCase):
         return cwd
 
     def outcome(self, cwd):
-        st = standin.bracket.Run("c", os.path.join(cwd, ".arena")).load()
+        st = Run("c", os.path.join(cwd, ".arena")).load()
         return st["champion"], {m: (r["w"], r["how"]) for m, r in st["results"].items()}
 
     def reference(self, n, seed, *extra):

@@ -16,10 +16,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import test_reliability as rel  # noqa: E402
-from standin import BRACKET, bracket  # noqa: E402
+from standin import BRACKET  # noqa: E402
+from arena.base import MAX_ATTACKS  # noqa: E402
+from arena.cards import load_rubric  # noqa: E402
+from arena.outputs import BadOutput, check_solution, parse_answers, parse_attacks, parse_verdict, strip_header  # noqa: E402
 
 CASES = {"parsers": 0, "cli-in-process": 0, "cli-process": 0}
-RUBRIC = bracket.load_rubric()
+RUBRIC = load_rubric()
 LABELS = ["Kestrel", "Heron"]
 JOB = "r1-m01-judge"
 
@@ -101,7 +104,7 @@ class ParserFuzz(unittest.TestCase):
         CASES["parsers"] += 1
         try:
             return fn(*args)
-        except bracket.BadOutput as e:
+        except BadOutput as e:
             self.assertTrue(str(e))
             return None
         except Exception as e:  # noqa: BLE001 - any other exception is the failure under test
@@ -111,7 +114,7 @@ class ParserFuzz(unittest.TestCase):
         rng = random.Random(101)
         for _ in range(2500):
             text = mutate_verdict(rng) if rng.random() < 0.8 else json.dumps(rand_json(rng))
-            v = self.run_case(bracket.parse_verdict, text, JOB, LABELS, RUBRIC, "out/x.json")
+            v = self.run_case(parse_verdict, text, JOB, LABELS, RUBRIC, "out/x.json")
             if v is not None:
                 for lab in LABELS:
                     row = v["sc"][lab]
@@ -127,12 +130,12 @@ class ParserFuzz(unittest.TestCase):
         rng = random.Random(202)
         for _ in range(2000):
             body = mutate_markdown(rng, "ATTACK", ["FATAL", "MAJOR", "MINOR"])
-            labels = self.run_case(bracket.parse_attacks, body, "out/a.md")
+            labels = self.run_case(parse_attacks, body, "out/a.md")
             if labels is not None:
-                self.assertLessEqual(len(labels), bracket.MAX_ATTACKS)
+                self.assertLessEqual(len(labels), MAX_ATTACKS)
                 self.assertTrue(set(labels) <= set("FMm"))
             body = mutate_markdown(rng, "ANSWER", ["CONCEDE", "REBUT"])
-            ans = self.run_case(bracket.parse_answers, body, rng.randrange(0, 9), "out/d.md")
+            ans = self.run_case(parse_answers, body, rng.randrange(0, 9), "out/d.md")
             if ans is not None:
                 self.assertTrue(set(ans) <= set("CR"))
 
@@ -144,20 +147,20 @@ class ParserFuzz(unittest.TestCase):
             head = rng.choice(["<!-- arena job: %s -->" % rng.choice(jobs), "\ufeff<!-- arena job: %s -->" % job,
                                "<!-- arena job:%s -->" % job, "<!-- arena job: %s" % job, rand_text(rng, 3)])
             text = head + rng.choice(["\n", "\r\n", "", " \t\n"]) + rand_text(rng)
-            body = self.run_case(bracket.strip_header, text, job, "out/x.md")
+            body = self.run_case(strip_header, text, job, "out/x.md")
             if body is not None:
                 self.assertTrue(text.endswith(body))
-            self.run_case(bracket.check_solution, text, job, "out/x.md")
+            self.run_case(check_solution, text, job, "out/x.md")
 
     def test_parsers_do_reject(self):
         """The fuzz can fail: these must be refused."""
         bad = dict(good_verdict(random.Random(1)))
         bad["scores"][LABELS[0]]["correctness"] = 31
         for text in (json.dumps(bad), "[" * 100000, "{}", "null"):
-            with self.assertRaises(bracket.BadOutput):
-                bracket.parse_verdict(text, JOB, LABELS, RUBRIC, "p")
-        with self.assertRaises(bracket.BadOutput):
-            bracket.parse_attacks("## ATTACK 1 FATAL: a\n## ATTACK 3 MINOR: b\n", "p")
+            with self.assertRaises(BadOutput):
+                parse_verdict(text, JOB, LABELS, RUBRIC, "p")
+        with self.assertRaises(BadOutput):
+            parse_attacks("## ATTACK 1 FATAL: a\n## ATTACK 3 MINOR: b\n", "p")
 
 
 # ---------------------------------------------------------------- the command line
@@ -188,7 +191,7 @@ def rand_argv(rng):
         argv += ["--run", rng.choice(["r", "r", "s", "../x", "nope"])]
     if argv and argv[0] == "init" and rng.random() < 0.7:
         argv += ["--task-file", "task.md", "--agents", rng.choice(["2", "3", "4", "9999"])]
-    if argv and argv[0] == "report" and not os.path.exists(os.path.join(os.path.dirname(BRACKET), "report.py")):
+    if argv and argv[0] == "report" and not os.path.exists(os.path.join(os.path.dirname(BRACKET), "arena", "report.py")):
         argv[0] = "status"
     return argv
 

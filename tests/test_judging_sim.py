@@ -8,7 +8,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 import judging  # noqa: E402
-import bracket  # noqa: E402  (judging puts skills/arena on the path)
+from arena.jobs import judge_id, match_of  # noqa: E402
 
 # A judge that sees the truth: no noise, no position bias, every real FATAL and no false one.
 PERFECT = judging.PERFECT
@@ -98,7 +98,7 @@ class Costs(unittest.TestCase):
         pairs = 0
         for job, out in st["summ"].items():
             if job.endswith("-judge2"):
-                first = st["summ"][bracket.judge_id(bracket.match_of(job), 1)]
+                first = st["summ"][judge_id(match_of(job), 1)]
                 self.assertEqual(out["order"], first["order"][::-1], job)
                 pairs += 1
         self.assertGreater(pairs, 10)

@@ -25,7 +25,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import standin  # noqa: E402
-from standin import BRACKET, bracket, parse_wave  # noqa: E402
+from standin import BRACKET, parse_wave  # noqa: E402
+from arena import storage  # noqa: E402
+from arena.base import FORMAT, TRIES  # noqa: E402
+from arena.jobs import job_kind, match_of  # noqa: E402
+from arena.state import find_match  # noqa: E402
+from arena.cli import main  # noqa: E402
 
 KILLS = {"hook": 0, "timed-fork": 0, "timed-process": 0}
 # A kill is not a power cut: tmpfs behaves the same for these tests and spares
@@ -40,14 +45,14 @@ def tmpdir():
 # ---------------------------------------------------------------- running bracket.py
 
 def cli(cwd, *args):
-    """bracket.main in this process, in cwd: (exit code, stdout, stderr)."""
+    """main in this process, in cwd: (exit code, stdout, stderr)."""
     old = os.getcwd()
     out, err = io.StringIO(), io.StringIO()
     os.chdir(cwd)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                code = bracket.main(list(args))
+                code = main(list(args))
             except SystemExit as e:
                 code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
     finally:
@@ -56,7 +61,7 @@ def cli(cwd, *args):
 
 
 def forked(cwd, args, kill_at=None, delay=None):
-    """bracket.main(args) in a forked child: a real process that can be SIGKILLed.
+    """main(args) in a forked child: a real process that can be SIGKILLed.
 
     kill_at: the ARENA_KILL_AT hook point; delay: SIGKILL after this many seconds.
     Returns (killed, exit code or None, stdout, stderr).
@@ -76,8 +81,8 @@ def forked(cwd, args, kill_at=None, delay=None):
                 os.environ.pop("ARENA_KILL_AT", None)
                 if kill_at:
                     os.environ["ARENA_KILL_AT"] = str(kill_at)
-                bracket.KILLS[0] = 0
-                code = bracket.main(list(args))
+                storage.KILLS[0] = 0
+                code = main(list(args))
             except SystemExit as e:
                 code = e.code if isinstance(e.code, int) else 2
             except BaseException:
@@ -168,7 +173,7 @@ class Agent:
         brief = self.read(m.group(1))
         receipt = re.search(r"^(done \S+)$", brief, re.M).group(1)
         job = receipt.split()[1]
-        kind = bracket.job_kind(job)
+        kind = job_kind(job)
         self.ran.setdefault(kind, set()).add(job)
         self.calls.append(job)
         out = re.search(r"`(\.arena/[^`]+?/out/%s\.(?:md|json))`" % re.escape(job), brief).group(1)
@@ -221,7 +226,7 @@ class Agent:
 
 def solution_output(job, brief):
     """The revised-solution path a defence brief asks for."""
-    mid, me = bracket.match_of(job), job.split("-")[3]
+    mid, me = match_of(job), job.split("-")[3]
     return re.search(r"`(\.arena/[^`]+/out/%s-sol-%s\.md)`" % (mid, me), brief).group(1)
 
 
@@ -488,12 +493,12 @@ class KillAndResume(unittest.TestCase):
             snapshot = snapshot_dir(d)
             # how many points does this `next` pass?
             os.environ["ARENA_KILL_AT"] = "0"
-            bracket.KILLS[0] = 0
+            storage.KILLS[0] = 0
             try:
                 cli(d, "next", "--run", "r")
             finally:
                 del os.environ["ARENA_KILL_AT"]
-            points = bracket.KILLS[0]
+            points = storage.KILLS[0]
             self.assertGreater(points, 10)
         for n in range(1, points + 1):
             with tmpdir() as d:
@@ -577,7 +582,7 @@ class DamagedFiles(unittest.TestCase):
         body = self.good.split(b'"state": ', 1)[1]
         self.damage(self.good.replace(b'{"format": 1,', b'{"format": 7,', 1))
         code, out, err = cli(self.d, "next", "--run", "r")
-        one_line_error(self, code, out, err, "format 7", "format %d" % bracket.FORMAT)
+        one_line_error(self, code, out, err, "format 7", "format %d" % FORMAT)
         self.assertTrue(body)
 
     def test_torn_journal_line_is_cut_and_the_run_goes_on(self):
@@ -661,19 +666,19 @@ class BadOutput(unittest.TestCase):
             text = "\n".join(drv.outputs)
             waves = [ev["jobs"] for ev in journal if ev["e"] == "issue"]
             for job, (how, times) in sorted(agent.assigned.items()):
-                kind = bracket.job_kind(job)
+                kind = job_kind(job)
                 fails = [ev for ev in journal if ev["e"] == "fail" and ev["job"] == job]
-                self.assertEqual(len(fails), min(times, bracket.TRIES[kind]), (job, how))
+                self.assertEqual(len(fails), min(times, TRIES[kind]), (job, how))
                 lines = [line for line in text.splitlines() if line.startswith("invalid, will be re-issued: %s: " % job)]
                 self.assertEqual(len(lines), len(fails), (job, how, lines))
                 issued = [k for k, w in enumerate(waves) if job in w]
-                if times < bracket.TRIES[kind]:
+                if times < TRIES[kind]:
                     self.assertEqual(len(issued), times + 1, (job, how))
                     self.assertEqual(st["jobs"][job]["s"], "done")
                     self.assertFalse(st["summ"].get(job, {}).get("missing"))
                     self.assertEqual(agent.calls.count(job), times + 1)
                     continue
-                self.assertEqual(len(issued), bracket.TRIES[kind], (job, how))
+                self.assertEqual(len(issued), TRIES[kind], (job, how))
                 if kind == "spawn":
                     who = job[len("spawn-"):]
                     res = [r for r in st["results"].values() if who in (r["w"], r["l"])][0]
@@ -682,10 +687,10 @@ class BadOutput(unittest.TestCase):
                     self.assertTrue(st["summ"][job]["missing"], job)
                     if kind == "def":  # keeps the solution it had
                         who = job.split("-")[3]
-                        self.assertNotIn(bracket.match_of(job) + "-sol-", st["sol"].get(who) or "")
+                        self.assertNotIn(match_of(job) + "-sol-", st["sol"].get(who) or "")
                 else:
-                    mid = bracket.match_of(job)
-                    m = bracket.find_match(st, mid)
+                    mid = match_of(job)
+                    m = find_match(st, mid)
                     self.assertIn('run: record %s <%s|%s> --reason "..."' % (mid, m["a"], m["b"]), text)
                     self.assertEqual(st["results"][mid]["how"], "record")
             self.assertIn("is 31, max is 30", text)

@@ -20,10 +20,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import standin  # noqa: E402
-from standin import bracket, run_cli  # noqa: E402
+from standin import run_cli  # noqa: E402
+from arena.cards import card_names, load_cards, load_rubric  # noqa: E402
+from arena.jobs import job_kind, judge_id, match_of  # noqa: E402
+from arena.state import (apply, deps_of, find_match, finished, new_state, opponent, path_of,  # noqa: E402
+                         points)
+from arena.storage import Run  # noqa: E402
+from arena.outputs import attacks_on  # noqa: E402
+from arena.schedule import progress_line  # noqa: E402
 
-sys.path.insert(0, os.path.join(standin.ROOT, "skills", "arena"))
-import report  # noqa: E402
+from arena import report  # noqa: E402
 
 HOSTILE = "</div><script>alert(1)</script>"
 CHROMIUM = "/usr/bin/chromium"
@@ -78,7 +84,7 @@ def render(d):
 
 
 def load_state(d):
-    return bracket.Run("r", os.path.join(d, ".arena")).load()
+    return Run("r", os.path.join(d, ".arena")).load()
 
 
 def all_matches(st):
@@ -91,37 +97,37 @@ def hrefs(page):
 
 def fabricate(root, n, seed=3):
     """A finished run of n agents made in-process through the engine's own events (no files, no CLI)."""
-    cards = bracket.load_cards()
+    cards = load_cards()
     sizes = tuple(len(cards[p]) for p in ("reasoning", "workflow", "strategy"))
-    run = bracket.Run("big", root)
+    run = Run("big", root)
     os.makedirs(run.path("out"))
     with open(run.path("task.md"), "w", encoding="utf-8") as f:
         f.write("Plan the launch week\n")
     ev = {"e": "init", "seq": 1, "run": "big", "agents": n, "seed": seed, "wave": 10, "at": time.time(),
           "fence": "F", "baseline": True, "sizes": list(sizes)}
-    st = bracket.new_state(ev, sizes)
+    st = new_state(ev, sizes)
     rng = standin.pick(seed, "fabricate")
-    ncrit = len(bracket.load_rubric())
-    while not bracket.finished(st):
+    ncrit = len(load_rubric())
+    while not finished(st):
         ready = sorted(j for j, i in st["jobs"].items()
-                       if i["s"] == "ready" and all(st["jobs"][d]["s"] == "done" for d in bracket.deps_of(st, j)))
+                       if i["s"] == "ready" and all(st["jobs"][d]["s"] == "done" for d in deps_of(st, j)))
         if not ready:
             st["seq"] += 1
-            bracket.apply(st, {"e": "advance", "seq": st["seq"]})
+            apply(st, {"e": "advance", "seq": st["seq"]})
             continue
         for job in ready:
-            kind = bracket.job_kind(job)
+            kind = job_kind(job)
             if kind == "spawn":
                 out = {"sol": "out/%s.md" % job}
             elif kind == "atk":
                 out = {"labels": "FMm"[:rng.randrange(4)]}
             elif kind == "def":
-                mid, who = bracket.match_of(job), job.split("-")[3]
-                m = bracket.find_match(st, mid)
-                k = len(st["summ"]["%s-atk-%s" % (mid, bracket.opponent(m, who))]["labels"])
+                mid, who = match_of(job), job.split("-")[3]
+                m = find_match(st, mid)
+                k = len(st["summ"]["%s-atk-%s" % (mid, opponent(m, who))]["labels"])
                 out = {"ans": "C" * k, "sol": "out/%s-sol-%s.md" % (mid, who)}
             elif kind == "judge":
-                m = bracket.find_match(st, bracket.match_of(job))
+                m = find_match(st, match_of(job))
                 out = {"sc": {a: [rng.randrange(11) for _ in range(ncrit)] for a in (m["a"], m["b"])},
                        "fat": {m["a"]: rng.random() < .05, m["b"]: rng.random() < .05}, "conf": "high",
                        "why": "stand-in", "order": [m["a"], m["b"]], "names": ["Wren", "Lark"]}
@@ -130,7 +136,7 @@ def fabricate(root, n, seed=3):
                        "fat": {"winner": False, "baseline": False}, "order": ["winner", "baseline"],
                        "names": ["Wren", "Lark"]}
             st["seq"] += 1
-            bracket.apply(st, {"e": "done", "seq": st["seq"], "job": job, "out": out})
+            apply(st, {"e": "done", "seq": st["seq"], "job": job, "out": out})
     return run, st
 
 
@@ -140,7 +146,7 @@ class Finished16(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir, cls.st, cls.page, cls.path = played(16, 5)
-        cls.arena = bracket.Run("r", os.path.join(cls.dir, ".arena"))
+        cls.arena = Run("r", os.path.join(cls.dir, ".arena"))
 
     def test_every_match_of_every_round_with_its_winner(self):
         matches = all_matches(self.st)
@@ -159,7 +165,7 @@ class Finished16(unittest.TestCase):
         self.assertNotIn("2023-02-30", header.split("<details")[0], "only the task's first line is the title")
         for value in ("r", "5", "16"):
             self.assertIn("<dd>%s</dd>" % value, header)
-        self.assertIn(html.escape(bracket.progress_line(self.st)).split(", ")[0], header)
+        self.assertIn(html.escape(progress_line(self.st)).split(", ")[0], header)
         self.assertIn("winner %s" % self.st["champion"], header)
 
     def test_winner_path_shows_scores_flags_and_the_attacks_survived(self):
@@ -167,20 +173,20 @@ class Finished16(unittest.TestCase):
         section = re.search(r'<section id="winner" data-agent="%s">(.*?)</section>' % champ, self.page, re.S)
         self.assertIsNotNone(section)
         section = section.group(1)
-        for crit, _, _ in bracket.load_rubric():
+        for crit, _, _ in load_rubric():
             self.assertIn(crit, section)
-        path = bracket.path_of(self.st, champ)
+        path = path_of(self.st, champ)
         self.assertEqual(section.count('<li class="step">'), len(path))
         for m, res in path:
-            opp = bracket.opponent(m, champ)
+            opp = opponent(m, champ)
             self.assertIn('href="#%s"' % m["id"], section)
             # totals are shown per look: two looks summed are shown halved
-            self.assertIn('<td class="tot">%s</td>' % bracket.points(res["tot"][champ], res.get("n", 1)), section)
-            self.assertIn('<td class="tot">%s</td>' % bracket.points(res["tot"][opp], res.get("n", 1)), section)
+            self.assertIn('<td class="tot">%s</td>' % points(res["tot"][champ], res.get("n", 1)), section)
+            self.assertIn('<td class="tot">%s</td>' % points(res["tot"][opp], res.get("n", 1)), section)
             if res.get("n") == 2:
                 self.assertIn("second look %s" % ("agreed" if res["agree"] else "disagreed"), section)
             answers = self.st["summ"]["%s-def-%s" % (m["id"], champ)]["ans"]
-            attacks = bracket.attacks_on(self.arena, "%s-atk-%s" % (m["id"], opp))
+            attacks = attacks_on(self.arena, "%s-atk-%s" % (m["id"], opp))
             self.assertEqual(len(attacks), len(answers))
             for (label, summary), ans in zip(attacks, answers):
                 said = {"C": "conceded and fixed", "R": "rebutted"}[ans]
@@ -214,10 +220,10 @@ class Finished16(unittest.TestCase):
             self.assertNotIn(bad, low)
 
     def test_every_agent_has_its_card(self):
-        cards = bracket.load_cards()
+        cards = load_cards()
         agents = re.search(r'<section id="agents">(.*?)</section>', self.page, re.S).group(1)
         for a, card in self.st["cards"].items():
-            row = "<tr><td>%s</td><td>%s</td>" % (a, "</td><td>".join(bracket.card_names(cards, card)))
+            row = "<tr><td>%s</td><td>%s</td>" % (a, "</td><td>".join(card_names(cards, card)))
             self.assertIn(row, agents)
 
 
@@ -255,17 +261,17 @@ class Hostile(unittest.TestCase):
     def test_text_from_files_is_escaped(self):
         d = scratch_dir(self)
         st, _, _ = play(d, 4, 11)
-        run = bracket.Run("r", os.path.join(d, ".arena"))
+        run = Run("r", os.path.join(d, ".arena"))
         champ = st["champion"]
-        m, _ = bracket.path_of(st, champ)[-1]
-        atk = run.path("out", "%s-atk-%s.md" % (m["id"], bracket.opponent(m, champ)))
+        m, _ = path_of(st, champ)[-1]
+        atk = run.path("out", "%s-atk-%s.md" % (m["id"], opponent(m, champ)))
         with open(atk, "w", encoding="utf-8") as f:
             f.write("<!-- arena job: x -->\n## ATTACK 1 FATAL: %s\nbody\n" % HOSTILE)
         with open(run.path(st["sol"][champ]), "w", encoding="utf-8") as f:
             f.write("<!-- arena job: x -->\nmy answer %s\n" % HOSTILE)
         with open(run.path("task.md"), "w", encoding="utf-8") as f:
             f.write("<img src=x onerror=alert(2)> %s\n" % HOSTILE)
-        st["summ"][bracket.judge_id(m["id"], 1)]["why"] = HOSTILE  # the judge's reason, in memory only
+        st["summ"][judge_id(m["id"], 1)]["why"] = HOSTILE  # the judge's reason, in memory only
         page = report.render(run, st)
         self.assertNotIn("<script>alert", page)
         self.assertNotIn("<img", page)

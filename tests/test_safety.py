@@ -13,13 +13,13 @@ sys.path.insert(0, HERE)
 
 import standin  # noqa: E402
 import test_reliability as rel  # noqa: E402
-from standin import BRACKET, bracket  # noqa: E402
+from standin import BRACKET  # noqa: E402
 
 ARENA = os.path.dirname(BRACKET)
 # A second bracket.py process whose lock wait is short, so a test need not wait 10 s.
-SHORT_WAIT = ("import sys; sys.path.insert(0, %r); import bracket; bracket.RunLock.__init__.__defaults__ = (1.0,); "
-              "sys.exit(bracket.main(sys.argv[1:]))" % ARENA)
-HOLDER = ("import sys, time; sys.path.insert(0, %r); import bracket; lock = bracket.RunLock(sys.argv[1]); "
+SHORT_WAIT = ("import sys; sys.path.insert(0, %r); from arena import storage; storage.RunLock.__init__.__defaults__ = (1.0,); "
+              "from arena.cli import main; sys.exit(main(sys.argv[1:]))" % ARENA)
+HOLDER = ("import sys, time; sys.path.insert(0, %r); from arena.storage import RunLock; lock = RunLock(sys.argv[1]); "
           "lock.__enter__(); print('locked', flush=True); time.sleep(float(sys.argv[2]))" % ARENA)
 
 

@@ -1,7 +1,7 @@
 """The packed scheduler: never early, never over W, same tournament as phase by phase.
 
 Whole stand-in tournaments run as SKILL.md's direct loop does: `init` through
-the command line, then `next` with the same arguments through bracket.main in
+the command line, then `next` with the same arguments through main in
 this process (a subprocess per `next` would make this suite take minutes;
 test_tournaments drives the subprocess path). The waves the orchestrator saw
 are checked against the job ids alone. Stand-ins here answer as a function of the job id only (a fresh
@@ -21,14 +21,17 @@ import unittest
 from unittest import mock
 
 import standin
-from standin import bracket, run_cli
+from standin import run_cli
+from arena.jobs import (field_sizes, job_kind, judge_id, list_schedule, match_of, packed_waves,  # noqa: E402
+                        parse_job, plan_rows, round_bound, round_jobs)
+from arena.cli import main  # noqa: E402
 
 SEED, STANDIN_SEED = 5, 3
 SIZES = (2, 7, 16, 100)
 # the spec's totals at W=10: agents -> (sub-agent calls, waves)
 SPEC = {1: (1, 1), 2: (7, 4), 7: (37, 10), 8: (43, 10), 16: (91, 16), 32: (187, 28), 100: (595, 70),
         144: (859, 100), 2160: (12955, 1309)}
-# (agents, W) of extra packed runs checked against bracket.packed_waves; 11 at W=10
+# (agents, W) of extra packed runs checked against packed_waves; 11 at W=10
 # is a case where round 1's bye spawn must wait for the judges' wave
 EXTRA = ((7, 3), (11, 10), (16, 4), (25, 6), (13, 20), (5, 1))
 
@@ -46,14 +49,14 @@ class PerJob:
 
 
 class InProcess(standin.Orchestrator):
-    """The stand-in orchestrator, with `next` run by bracket.main in this process."""
+    """The stand-in orchestrator, with `next` run by main in this process."""
 
     def next(self, *extra):
         here, out = os.getcwd(), io.StringIO()
         os.chdir(self.cwd)
         try:
             with contextlib.redirect_stdout(out):
-                code = bracket.main(["next", "--run", self.run] + list(extra))
+                code = main(["next", "--run", self.run] + list(extra))
         finally:
             os.chdir(here)
         assert code == 0, "next %s failed with %d" % (" ".join(extra), code)
@@ -91,7 +94,7 @@ def setUpModule():
             RUNS[key] = tournament(*key)
 
 
-lower_bound = bracket.round_bound
+lower_bound = round_bound
 
 
 class PackedScheduleTest(unittest.TestCase):
@@ -106,14 +109,14 @@ class PackedScheduleTest(unittest.TestCase):
         sides = collections.defaultdict(set)
         per_round = collections.defaultdict(list)
         for j in at:
-            kind, rnd, _, who = bracket.parse_job(j)
+            kind, rnd, _, who = parse_job(j)
             if kind in ("atk", "def"):
-                sides[bracket.match_of(j)].add(who)
+                sides[match_of(j)].add(who)
             if kind != "final":
                 per_round[rnd].append(j)
         for j, k in at.items():
-            kind, rnd, _, who = bracket.parse_job(j)
-            mid = bracket.match_of(j)
+            kind, rnd, _, who = parse_job(j)
+            mid = match_of(j)
             if kind == "atk" and rnd == 1:
                 for a in sides[mid]:
                     self.assertLess(at["spawn-" + a], k, "%s before the spawn of %s" % (j, a))
@@ -124,9 +127,9 @@ class PackedScheduleTest(unittest.TestCase):
                 for a in sides[mid]:
                     self.assertLess(at["%s-def-%s" % (mid, a)], k, "%s before the defence of %s" % (j, a))
                 if who > 1:
-                    matches = len({bracket.match_of(x) for x in per_round[rnd]})
+                    matches = len({match_of(x) for x in per_round[rnd]})
                     side_by_side = recheck and 2 * matches <= wave
-                    first = at[bracket.judge_id(mid, 1)]
+                    first = at[judge_id(mid, 1)]
                     if side_by_side:
                         self.assertLessEqual(first, k)
                     else:
@@ -136,7 +139,7 @@ class PackedScheduleTest(unittest.TestCase):
         for rnd in sorted(per_round):
             if rnd < 2:
                 continue
-            gate = [at[j] for j in per_round[rnd - 1] if bracket.job_kind(j) == "judge"]
+            gate = [at[j] for j in per_round[rnd - 1] if job_kind(j) == "judge"]
             gate += [at[j] for j in per_round[0]]  # every spawn, the bye's too
             start = min(at[j] for j in per_round[rnd])
             self.assertGreater(start, max(gate), "round %d started before round %d was decided" % (rnd, rnd - 1))
@@ -166,7 +169,7 @@ class PackedScheduleTest(unittest.TestCase):
         runs = [(n, 10) for n in SIZES] + list(EXTRA)
         for n, wave in runs:
             with self.subTest(n=n, wave=wave):
-                self.assertEqual(len(RUNS[(n, wave, True, False)][0]), bracket.packed_waves(n, wave)[0])
+                self.assertEqual(len(RUNS[(n, wave, True, False)][0]), packed_waves(n, wave)[0])
         for n in SIZES:
             self.assertEqual(len(RUNS[(n, 10, False, False)][0]), SPEC[n][1], "unpacked n=%d" % n)
 
@@ -174,7 +177,7 @@ class PackedScheduleTest(unittest.TestCase):
         waves = RUNS[(100, 10, True, False)][0]
         per_round = collections.Counter()
         for jobs in waves:
-            rounds = {bracket.parse_job(j)[1] or 1 for j in jobs}
+            rounds = {parse_job(j)[1] or 1 for j in jobs}
             self.assertEqual(len(rounds), 1, "a wave mixes rounds: %s" % jobs)
             per_round[rounds.pop()] += 1
         # round 3 (25 alive) takes 6 waves; round 4 (13 alive: 12 attacks > W) needs 4
@@ -189,12 +192,12 @@ class PlanNumbersTest(unittest.TestCase):
             total = re.search(r"^total\s+(\d+)\s+(\d+)$", out, re.M)
             self.assertEqual((int(total.group(1)), int(total.group(2))), (calls, waves), "n=%d" % n)
             packed = re.search(r"^packed waves .*?: (\d+) ", out, re.M)
-            self.assertEqual(int(packed.group(1)), bracket.packed_waves(n, 10)[0])
+            self.assertEqual(int(packed.group(1)), packed_waves(n, 10)[0])
 
     def test_packed_never_worse_than_phase_by_phase(self):
         for n, wave in itertools.product(list(range(1, 70)) + [100, 144, 257, 1000, 2160], (1, 2, 3, 5, 7, 10, 13, 20)):
-            packed, bound = bracket.packed_waves(n, wave)
-            unpacked = sum(r[5] for r in bracket.plan_rows(n, wave))
+            packed, bound = packed_waves(n, wave)
+            unpacked = sum(r[5] for r in plan_rows(n, wave))
             self.assertLessEqual(packed, unpacked, "n=%d W=%d" % (n, wave))
             self.assertGreaterEqual(packed, bound, "n=%d W=%d" % (n, wave))
 
@@ -204,14 +207,14 @@ class PlanNumbersTest(unittest.TestCase):
         For 100 agents at W=10 that is 67: round 4 has 12 attacks for 10 slots.
         """
         for n, wave in itertools.product(list(range(2, 60)) + [100, 144, 2160], (1, 3, 6, 10, 20)):
-            for r, alive in enumerate(bracket.field_sizes(n)[:-1], 1):
-                jobs = bracket.round_jobs(r, alive // 2, list(range(n)) if r == 1 else None, 0.0, wave)
-                got = len(bracket.list_schedule(jobs, wave))
+            for r, alive in enumerate(field_sizes(n)[:-1], 1):
+                jobs = round_jobs(r, alive // 2, list(range(n)) if r == 1 else None, 0.0, wave)
+                got = len(list_schedule(jobs, wave))
                 self.assertEqual(got, lower_bound(jobs, wave), "n=%d W=%d round %d" % (n, wave, r))
 
     def test_bye_spawn_fills_the_judges_wave(self):
         # 11 agents at W=10: 10 spawns, 10 attacks, 10 defences, 5 judges + the bye's spawn
-        self.assertEqual(len(bracket.list_schedule(bracket.round_jobs(1, 5, list(range(11))), 10)), 4)
+        self.assertEqual(len(list_schedule(round_jobs(1, 5, list(range(11))), 10)), 4)
 
 
 if __name__ == "__main__":

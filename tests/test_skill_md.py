@@ -72,7 +72,7 @@ class SkillMdTest(unittest.TestCase):
             self.assertTrue(os.path.exists(os.path.join(SKILL_DIR, rel)), rel)
 
     def test_folder_is_self_contained(self):
-        for name in ("bracket.py", "cards.md", "rubric.md", "report.py"):
+        for name in ("bracket.py", "cards.md", "rubric.md", "arena/cli.py", "arena/report.py"):
             self.assertTrue(os.path.exists(os.path.join(SKILL_DIR, name)), name)
         for kind in ("spawn", "attack", "defend", "judge", "final", "conductor"):
             self.assertTrue(os.path.exists(os.path.join(SKILL_DIR, "briefs", kind + ".md")), kind)

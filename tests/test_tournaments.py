@@ -7,7 +7,10 @@ import tempfile
 import unittest
 
 import standin
-from standin import bracket, run_cli
+from standin import run_cli
+from arena.cards import load_cards  # noqa: E402
+from arena.jobs import job_kind  # noqa: E402
+from arena.storage import Run  # noqa: E402
 
 TASK = ("Write a Python function `median(xs)` for a list of numbers.\n"
         "Edge cases: empty list -> raise ValueError; {{output}} and ```fences``` stay as they are.\n"
@@ -44,12 +47,12 @@ class TournamentTest(unittest.TestCase):
     def check_finished(self, cwd, agent, orch, n, baseline):
         _, out, _ = run_cli(["winner", "--run", "t"], cwd)
         self.assertRegex(out, r"^winner a\d+ of %d agents" % n)
-        st = standin.bracket.Run("t", os.path.join(cwd, ".arena"))
+        st = Run("t", os.path.join(cwd, ".arena"))
         state = load(cwd)
         alive = [a for a in state["cards"] if a not in state["out"]]
         self.assertEqual(len(alive), 1)
         self.assertEqual(alive[0], state["champion"])
-        kinds = {bracket.job_kind(j) for j in agent.calls}
+        kinds = {job_kind(j) for j in agent.calls}
         expected = {"spawn"} | ({"atk", "def", "judge"} if n > 1 else set()) | ({"final"} if baseline else set())
         self.assertEqual(kinds, expected)
         if baseline:
@@ -57,7 +60,7 @@ class TournamentTest(unittest.TestCase):
         # every brief holds the task byte for byte, between two fence lines
         briefs = glob.glob(os.path.join(cwd, ".arena", "t", "b", "*.md"))
         self.assertEqual(len(briefs), len(set(agent.calls)))
-        cards = bracket.load_cards()
+        cards = load_cards()
         instructions = [text for part in cards.values() for _, text in part]
         for path in briefs:
             text = read(path)
@@ -144,7 +147,7 @@ class TournamentTest(unittest.TestCase):
 
 
 def load(cwd):
-    return standin.bracket.Run("t", os.path.join(cwd, ".arena")).load()
+    return Run("t", os.path.join(cwd, ".arena")).load()
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""report.py: the HTML report of one arena run (`bracket.py report`).
+"""The HTML report of one arena run (`bracket.py report`); it reads the state, never changes it.
 
 write_report(run, state) writes .arena/<run>/report.html: one self-contained
 page (inline CSS and a few lines of inline JavaScript, no network) with the
@@ -15,7 +15,13 @@ import json
 import os
 import time
 
-import bracket
+from .base import ArenaError, read_text
+from .cards import card_names, load_cards, load_rubric
+from .jobs import field_sizes, job_kind, judge_id
+from .state import alive_agents, opponent, path_of, points
+from .storage import atomic_write
+from .outputs import HEADER, attacks_on
+from .schedule import progress_line
 
 # Rounds with more matches than this start collapsed, so 2,160 agents stay usable.
 OPEN_ROUND_MAX = 32
@@ -37,7 +43,7 @@ def esc(text):
 def write_report(run, st):
     """Write report.html for the run atomically; returns its path."""
     path = run.path("report.html")
-    bracket.atomic_write(path, render(run, st))
+    atomic_write(path, render(run, st))
     return path
 
 
@@ -50,21 +56,21 @@ class Report:
 
     def __init__(self, run, st):
         self.run, self.st = run, st
-        self.cards = bracket.load_cards()
-        self.rubric = bracket.load_rubric()
+        self.cards = load_cards()
+        self.rubric = load_rubric()
         try:
             self.files = set(os.listdir(run.path("out")))
         except OSError:
             self.files = set()
         self.champ = st["champion"]
-        self.path_ids = {m["id"] for m, _ in bracket.path_of(st, self.champ)} if self.champ else set()
+        self.path_ids = {m["id"] for m, _ in path_of(st, self.champ)} if self.champ else set()
         self.lost_in = {res["l"]: mid for mid, res in st["results"].items()}
 
     # -- small pieces
     def card(self, agent):
         """The card's three part names, or its raw indices if cards.md changed since."""
         try:
-            return bracket.card_names(self.cards, self.st["cards"][agent])
+            return card_names(self.cards, self.st["cards"][agent])
         except (IndexError, KeyError):
             return ["part %s" % i for i in self.st["cards"].get(agent, [])]
 
@@ -77,8 +83,8 @@ class Report:
     def looks(self, mid):
         """The scorecards of every judge of a match that reported, in order."""
         out, k = [], 1
-        while bracket.judge_id(mid, k) in self.st["jobs"]:
-            job = bracket.judge_id(mid, k)
+        while judge_id(mid, k) in self.st["jobs"]:
+            job = judge_id(mid, k)
             if self.st["jobs"][job]["s"] == "done" and job in self.st["summ"]:
                 out.append(self.st["summ"][job])
             k += 1
@@ -95,15 +101,15 @@ class Report:
 
     def read_solution(self, rel):
         try:
-            text = bracket.read_text(self.run.path(rel))
-        except bracket.ArenaError:
+            text = read_text(self.run.path(rel))
+        except ArenaError:
             return None
-        return bracket.HEADER.sub("", text, count=1)
+        return HEADER.sub("", text, count=1)
 
     def task_text(self):
         try:
-            return bracket.read_text(self.run.path("task.md"))
-        except bracket.ArenaError:
+            return read_text(self.run.path("task.md"))
+        except ArenaError:
             return ""
 
     # -- the page
@@ -124,7 +130,7 @@ class Report:
         st = self.st
         decided = len(st["results"])
         matches = sum(len(r["matches"]) for r in st["rounds"])
-        rounds = len(bracket.field_sizes(st["agents"])) - 1
+        rounds = len(field_sizes(st["agents"])) - 1
         if self.champ:
             status = '<span class="pill win">winner %s</span>' % esc(self.champ)
         else:
@@ -142,13 +148,13 @@ class Report:
                 '<dl class="facts">%s</dl><p id="progress" class="progress">%s</p>%s</header>' % (
                     status, esc(first[:300]),
                     "".join("<div><dt>%s</dt><dd>%s</dd></div>" % (esc(k), esc(v)) for k, v in facts),
-                    esc(bracket.progress_line(st)), full))
+                    esc(progress_line(st)), full))
 
     # -- the winner and its path
     def winner(self):
         st, champ = self.st, self.champ
         if not champ:
-            alive = bracket.alive_agents(st)
+            alive = alive_agents(st)
             return ('<section id="winner" class="pending-winner" data-agent="">'
                     '<h2>Winner: in progress</h2><p>No champion yet: %d of %d agents still in the bracket. '
                     'Run <code>bracket.py report</code> again later to refresh this page.</p></section>'
@@ -171,7 +177,7 @@ class Report:
                    else "No competitor produced a valid solution." if not sol else ""))
         steps = []
         byes = {r["n"] for r in st["rounds"] if r["bye"] == champ}
-        games = {m["id"]: (m, res) for m, res in bracket.path_of(st, champ)}
+        games = {m["id"]: (m, res) for m, res in path_of(st, champ)}
         for rnd in st["rounds"]:
             if rnd["n"] in byes:
                 steps.append('<li class="step bye-step"><div class="step-head"><span class="rnd">Round %d</span> '
@@ -195,7 +201,7 @@ class Report:
 
     def path_step(self, m, res):
         champ, st = self.champ, self.st
-        mid, opp = m["id"], bracket.opponent(m, champ)
+        mid, opp = m["id"], opponent(m, champ)
         rnd = int(mid.split("-")[0][1:])
         head = ('<div class="step-head"><span class="rnd">Round %d</span> <a class="mid" href="#%s">%s</a> '
                 'vs <b class="agent">%s</b> <span class="muted">%s</span>%s</div>'
@@ -203,7 +209,7 @@ class Report:
                    '<span class="how">%s</span>' % esc(self.decided_text(res)) if res else ""))
         looks = self.looks(mid)
         table = self.score_table(looks, [champ, opp], [champ, opp], res) if looks else ""
-        reasons = [self.reason(bracket.judge_id(mid, k + 1)) for k in range(len(looks))]
+        reasons = [self.reason(judge_id(mid, k + 1)) for k in range(len(looks))]
         said = [("judge %d: " % (k + 1) if len(looks) > 1 else "judge: ") + why
                 for k, why in enumerate(reasons) if why]
         why = '<p class="why">%s</p>' % esc(" · ".join(said)) if said else ""
@@ -212,7 +218,7 @@ class Report:
         atk = "%s-atk-%s" % (mid, opp)
         answers = st["summ"].get("%s-def-%s" % (mid, champ), {}).get("ans", "")
         items = []
-        for k, (label, summary) in enumerate(bracket.attacks_on(self.run, atk)):
+        for k, (label, summary) in enumerate(attacks_on(self.run, atk)):
             said, cls = ANSWERS.get(answers[k:k + 1], ("unanswered", "u"))
             items.append('<li><span class="lab %s">%s</span> %s <span class="ans %s">%s</span></li>'
                          % (LABEL_CLASS[label], label, esc(summary.strip()[:300]), cls, said))
@@ -257,7 +263,7 @@ class Report:
                 value = sum(v["sc"][s][i] for v in looks) / float(n)
                 width = max(0, min(100, int(100 * value / top))) if top else 0
                 cells.append('<td><span class="num">%s</span><span class="bar"><i style="width:%d%%"></i></span></td>'
-                             % (bracket.points(value, 1), width))
+                             % (points(value, 1), width))
             seen = sum(1 for v in looks if v["fat"].get(s))
             verified = res["fatal"].get(s) if res and "fatal" in res else seen == n
             if seen and verified:
@@ -266,7 +272,7 @@ class Report:
                 fatal = '<span class="flag">%d of %d looks</span>' % (seen, n)
             else:
                 fatal = '<span class="muted">none</span>'
-            total = bracket.points(sum(sum(v["sc"][s]) for v in looks), n)
+            total = points(sum(sum(v["sc"][s]) for v in looks), n)
             rows.append('<tr><th>%s</th>%s<td class="tot">%s</td><td>%s</td></tr>' % (
                 esc(head), "".join(cells), total, fatal))
         return ('<table class="scores"><thead><tr><th>%s</th>%s<th>total /%d</th><th>FATAL</th></tr></thead>'
@@ -285,7 +291,7 @@ class Report:
             got = [g for g in got if g]
             if got:
                 out.append("<span><b>%s</b> %s</span>" % (esc(a), " ".join(got)))
-        verdicts = [self.link("out/%s.json" % bracket.judge_id(mid, k), "verdict %d" % k) for k in range(1, 4)]
+        verdicts = [self.link("out/%s.json" % judge_id(mid, k), "verdict %d" % k) for k in range(1, 4)]
         verdicts = [v for v in verdicts if v]
         if verdicts:
             out.append("<span><b>judges</b> %s</span>" % " ".join(verdicts))
@@ -326,7 +332,7 @@ class Report:
     # -- the bracket
     def bracket(self):
         st = self.st
-        sizes = bracket.field_sizes(st["agents"])
+        sizes = field_sizes(st["agents"])
         out = []
         for rnd in st["rounds"]:
             out.append(self.round_block(rnd, sizes))
@@ -362,7 +368,7 @@ class Report:
                 n = res.get("n", 1) if res else 1
                 lines = []
                 for x in (m["a"], m["b"]):
-                    score = bracket.points(res["tot"][x], n) if res and res.get("tot") else ""
+                    score = points(res["tot"][x], n) if res and res.get("tot") else ""
                     cls = "" if not res else ' class="w"' if res["w"] == x else ' class="l"'
                     lines.append("<span%s><b>%s</b><em>%s</em></span>" % (cls, esc(x), score))
                 tiles.append('<a class="tile%s" href="#%s" title="%s">%s</a>' % (
@@ -425,7 +431,7 @@ class Report:
                 cls, esc(x), ' <span class="fatal">FATAL</span>' if fatal else "", esc(" / ".join(self.card(x))),
                 " ".join(f for f in files if f)))
         if res and res.get("tot"):
-            ta, tb = bracket.points(res["tot"][a], n), bracket.points(res["tot"][b], n)
+            ta, tb = points(res["tot"][a], n), points(res["tot"][b], n)
             score = "%s<span>–</span>%s" % (ta, tb)
         elif res:
             score = "—"
@@ -437,7 +443,7 @@ class Report:
                 how = '<span title="%s">%s</span>' % (esc(res["why"]), how)
         else:
             how = '<span class="wait">%s</span>' % esc(self.pending_text(mid))
-        verdicts = [self.link("out/%s.json" % bracket.judge_id(mid, k), "verdict" if k == 1 else "look %d" % k)
+        verdicts = [self.link("out/%s.json" % judge_id(mid, k), "verdict" if k == 1 else "look %d" % k)
                     for k in range(1, 4)]
         return ('<div class="match" id="%s" data-winner="%s" data-a="%s" data-b="%s" data-state="%s"%s>'
                 '<span class="mid">%s</span>%s<div class="score">%s</div>%s<div class="how">%s</div>'
@@ -467,7 +473,7 @@ class Report:
         jobs = self.st["jobs"]
         mine = [(j, info["s"]) for j, info in jobs.items() if j.startswith(mid + "-")]
         def count(kind):
-            xs = [s for j, s in mine if bracket.job_kind(j) == kind]
+            xs = [s for j, s in mine if job_kind(j) == kind]
             return sum(1 for s in xs if s == "done"), len(xs)
         (ad, an), (dd, dn), (jd, jn) = count("atk"), count("def"), count("judge")
         if ad < an:

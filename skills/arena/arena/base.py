@@ -1,0 +1,108 @@
+"""The ground floor: shared constants, the one error type users see, seeded randomness and text reading.
+
+Everything else imports from here and this module imports nothing of the engine. The
+random helpers use only getrandbits, so the same seed draws the same numbers on every
+Python from 3.8 on. It must not know about runs, states or files beyond reading text.
+"""
+
+import hashlib
+import os
+import random
+import re
+
+
+# The skill folder: the engine package sits inside it, beside the editable data.
+SKILL_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BRACKET = os.path.join(SKILL_DIR, "bracket.py")
+
+
+FORMAT = 1
+
+
+MAX_WAVE = 20
+
+
+DEFAULT_AGENTS = 100
+
+
+DEFAULT_WAVE = 10
+
+
+QUICK_AGENTS = 8
+
+
+MAX_ATTACKS = 7
+
+
+# A close match gets a second judge when the totals are this near: the
+# cheapest margin that keeps the gain, measured by benchmarks/judging.py.
+DEFAULT_RECHECK = 4
+
+
+# Waves a conductor runs before it hands back to the main session.
+DEFAULT_BATCH = 10
+
+
+# How many times a job is handed out before its fallback applies; judges get
+# a fresh pair of labels on every try.
+TRIES = {"spawn": 2, "atk": 2, "def": 2, "judge": 3, "final": 2}
+
+
+MAX_SOLUTION_BYTES = 512 * 1024
+
+
+MAX_OTHER_BYTES = 256 * 1024
+
+
+LABELS = ("Kestrel", "Heron", "Osprey", "Plover", "Wren", "Finch", "Lark",
+          "Egret", "Swift", "Tern", "Merlin", "Robin", "Curlew", "Dunlin",
+          "Gannet", "Avocet")
+
+
+MODELS = ("opus", "sonnet", "haiku")
+
+
+RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+class ArenaError(Exception):
+    """A problem the user or a sub-agent caused: one line, exit code 2."""
+
+
+def rng_for(seed, *labels):
+    text = ":".join([str(seed)] + [str(x) for x in labels])
+    return random.Random(int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big"))
+
+
+def below(rng, n):
+    """A uniform integer in [0, n)."""
+    if n <= 1:
+        return 0
+    k = n.bit_length()
+    while True:
+        r = rng.getrandbits(k)
+        if r < n:
+            return r
+
+
+def shuffled(rng, items):
+    items = list(items)
+    for i in range(len(items) - 1, 0, -1):
+        j = below(rng, i + 1)
+        items[i], items[j] = items[j], items[i]
+    return items
+
+
+def read_text(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise ArenaError("cannot read %s (%s)" % (path, e.strerror or e))
+    except UnicodeDecodeError:
+        raise ArenaError("%s is not UTF-8 text" % path)
+
+
+# Share of matches that get a second judge at the default margin, as measured
+# by benchmarks/judging.py with the default judge model (26.7% at N=100).
+RECHECK_SHARE = 0.25

@@ -1,0 +1,460 @@
+"""The command line: argument parsing and one function per command.
+
+Each command is "lock, load, decide, journal, save" through storage.Run and the modules
+below it; this is the only module that prints to the user or exits. Errors a user or a
+sub-agent can cause are ArenaError: one line on stderr and exit code 2.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import sys
+import time
+
+from .base import (ArenaError, DEFAULT_AGENTS, DEFAULT_BATCH, DEFAULT_RECHECK, DEFAULT_WAVE, MAX_WAVE, MODELS,
+                   QUICK_AGENTS, read_text, rng_for)
+from .cards import card_names, load_cards, load_rubric
+from .jobs import job_kind, parse_job
+from .state import alive_agents, deps_of, find_match, matches_decided, new_state, opponent, path_of, points
+from .storage import Run, atomic_write, find_run
+from .outputs import attacks_on
+from .briefs import load_template, write_brief, write_conductor_brief
+from .schedule import planned_waves, progress_line
+from .decision import plan_next, render_next, settle_state
+from .audit import fingerprint, tree_changes
+from .estimate import (ASSUMED, estimate_tokens, format_estimate, job_counts, measured_sizes, plan_table,
+                       tokens_of)
+
+
+def cmd_plan(args):
+    n = 8 if args.quick else args.agents
+    check_numbers(n, args.wave)
+    print(plan_table(n, args.wave, args.baseline, args.recheck != "off"))
+    if args.task_file:
+        task = read_input(args.task_file, "--task-file")
+        calls = job_counts(n, args.wave, args.baseline, args.recheck != "off")
+        print(format_estimate(estimate_tokens(calls, tokens_of(task), ASSUMED), "assumed"))
+
+
+def check_numbers(n, wave, cards=None):
+    sizes = [len(p) for p in (cards or load_cards()).values()]
+    top = sizes[0] * sizes[1] * sizes[2] if len(sizes) == 3 else 2160
+    if not 1 <= n <= top:
+        raise ArenaError("--agents must be 1 to %d (the number of distinct cards), not %d" % (top, n))
+    if not 1 <= wave <= MAX_WAVE:
+        raise ArenaError("--wave must be 1 to %d (Claude Code refuses more concurrent sub-agents), not %d"
+                         % (MAX_WAVE, wave))
+
+
+def cmd_init(args):
+    cards = load_cards()
+    load_rubric()  # refuse to start with a rubric the judges could not be scored on
+    n = QUICK_AGENTS if args.quick else args.agents
+    check_numbers(n, args.wave, cards)
+    if args.seed is not None and args.seed < 0:
+        raise ArenaError("--seed must be a whole number 0 or above")
+    if args.batch_waves < 1:
+        raise ArenaError("--batch-waves must be 1 or more, not %d" % args.batch_waves)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10 ** 6)
+    task = read_input(args.task_file, "--task-file")
+    baseline = read_input(args.baseline_file, "--baseline-file") if args.baseline_file else None
+    for kind in ("spawn", "attack", "defend", "judge", "final", "conductor"):
+        load_template(kind)
+    name = args.run or time.strftime("%Y%m%d-%H%M%S") + "-s%d" % seed
+    root = ".arena"
+    if os.path.islink(root) or (os.path.exists(root) and not os.path.isdir(root)):
+        raise ArenaError(".arena must be a plain folder, not a link or a file")
+    run = Run(name, root)
+    if os.path.exists(run.dir):
+        raise ArenaError("run %s already exists; pick another --run name or continue it with next --run %s" % (name, name))
+    fp, complete = fingerprint(".")
+    os.makedirs(run.path("b"))
+    for sub in ("out", "j"):
+        os.makedirs(run.path(sub))
+    if not os.path.exists(os.path.join(root, ".gitignore")):
+        atomic_write(os.path.join(root, ".gitignore"), "*\n")
+    atomic_write(run.path("task.md"), task)
+    if baseline is not None:
+        atomic_write(run.path("baseline.md"), baseline)
+    atomic_write(run.path("fingerprint.json"), json.dumps({"complete": complete, "files": fp}))
+    rng = rng_for(seed, "fence", hashlib.sha256(task.encode("utf-8")).hexdigest())
+    fence = "=====ARENA-DATA-%012x=====" % rng.getrandbits(48)
+    while fence in task or (baseline and fence in baseline):
+        fence = "=====ARENA-DATA-%012x=====" % rng.getrandbits(48)
+    sizes = tuple(len(cards[p]) for p in ("reasoning", "workflow", "strategy"))
+    ev = {"e": "init", "seq": 1, "run": name, "agents": n, "seed": seed, "wave": args.wave, "at": round(time.time(), 3),
+          "fence": fence, "baseline": baseline is not None, "model": args.model, "judge_model": args.judge_model,
+          "recheck": None if args.recheck == "off" else int(args.recheck), "final_judges": args.final_judges,
+          "pack": not args.no_pack, "batch_waves": args.batch_waves, "mode": "direct" if args.direct else "conductor",
+          "sizes": list(sizes)}
+    ev["plan_waves"] = planned_waves(ev)
+    with run.lock():
+        run.append([ev])
+        st = new_state(ev, sizes)
+        st["seq"] = 1
+        run.save(st)
+    write_conductor_brief(run, st)
+    atomic_write(os.path.join(root, "current"), name + "\n")
+    print("run %s: %d agents, seed %d, wave %d, %s mode; task in %s" % (
+        name, n, seed, args.wave, st["mode"], run.path("task.md")))
+    print("next: next --run %s" % name)
+
+
+def read_input(path, flag):
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise ArenaError("%s %s: %s" % (flag, path, e.strerror or e))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ArenaError("%s %s is not UTF-8 text" % (flag, path))
+    if not text.strip():
+        raise ArenaError("%s %s is empty; write the whole task into it" % (flag, path))
+    return text
+
+
+def with_run(args, fn):
+    run = find_run(args.run)
+    run.check_folder()
+    # read-only commands lock too: load may replay the journal and save
+    with run.lock():
+        st = run.load()
+        result = fn(run, st)
+        # not saved after an error: the journal is replayed by the next command instead
+        run.flush(st)
+        return result
+
+
+def cmd_next(args):
+    def go(run, st):
+        if args.direct and st["mode"] != "direct":
+            run.commit(st, [{"e": "mode", "mode": "direct"}])
+        cards, rubric = load_cards(), load_rubric()
+        if [len(cards[p]) for p in ("reasoning", "workflow", "strategy")] != st["sizes"]:
+            raise ArenaError("cards.md changed its number of entries since this run started; restore it to finish the run")
+        task = read_text(run.path("task.md"))
+        act = plan_next(run, st, rubric, cards, task, retry=args.retry, conductor=args.conductor)
+        if args.json:
+            act.pop("line", None)
+            print(json.dumps(act, sort_keys=True))
+        else:
+            print(render_next(act, run))
+        if act["action"] == "wave":
+            sys.stdout.flush()
+            # only now has the orchestrator seen the wave; until then next shows it again
+            run.commit(st, [{"e": "shown", "wave": act["wave"]}])
+    with_run(args, go)
+
+
+def cmd_collect(args):
+    def go(run, st):
+        before = sum(1 for i in st["jobs"].values() if i["s"] == "done")
+        notes = settle_state(run, st, load_rubric(), retry=False)
+        after = sum(1 for i in st["jobs"].values() if i["s"] == "done")
+        print("collected %d output(s); %d invalid (next re-issues them)" % (after - before, len(notes)))
+        for note in notes:
+            print("invalid: " + note[:200])
+    with_run(args, go)
+
+
+PHASES = {"spawn": "spawn", "attack": "atk", "defend": "def", "judge": "judge", "final": "final"}
+
+
+def cmd_prompts(args):
+    def go(run, st):
+        kind = PHASES[args.phase]
+        rnd = len(st["rounds"])
+        jobs = sorted(j for j in st["jobs"] if job_kind(j) == kind and (kind in ("spawn", "final") or parse_job(j)[1] == rnd))
+        if not jobs:
+            raise ArenaError("round %d has no %s jobs" % (rnd, args.phase))
+        cards, rubric, task = load_cards(), load_rubric(), read_text(run.path("task.md"))
+        wrote = 0
+        for j in jobs:
+            info = st["jobs"][j]
+            if info["s"] in ("ready", "issued") and all(st["jobs"][d]["s"] == "done" for d in deps_of(st, j)):
+                write_brief(run, st, j, info["t"] + (info["s"] == "ready"), cards, rubric, task)
+                wrote += 1
+        print("%s: %d job(s), %d brief(s) written under %s" % (args.phase, len(jobs), wrote, run.path("b")))
+        for k in range(0, len(jobs), st["wave"]):
+            print("wave %d: %s" % (k // st["wave"] + 1, " ".join(jobs[k:k + st["wave"]])))
+    with_run(args, go)
+
+
+def cmd_pairings(args):
+    def go(run, st):
+        if not st["rounds"]:
+            print("no matches: a single agent has no one to play")
+            return
+        rnd = st["rounds"][-1]
+        modes = lambda a: load_cards()["reasoning"][st["cards"][a][0]][0]
+        print("round %d: %d matches%s" % (rnd["n"], len(rnd["matches"]), ", bye " + rnd["bye"] if rnd["bye"] else ""))
+        for m in rnd["matches"]:
+            res = st["results"].get(m["id"])
+            tail = "  -> %s (%s)" % (res["w"], res["how"]) if res else ""
+            print("%s  %s (%s) vs %s (%s)%s" % (m["id"], m["a"], modes(m["a"]), m["b"], modes(m["b"]), tail))
+    with_run(args, go)
+
+
+def cmd_record(args):
+    def go(run, st):
+        m = find_match(st, args.match)
+        if m is None or not st["rounds"] or m not in st["rounds"][-1]["matches"]:
+            raise ArenaError("%s is not a match of the current round; see pairings" % args.match)
+        if args.match in st["results"]:
+            raise ArenaError("%s is already decided (%s won)" % (args.match, st["results"][args.match]["w"]))
+        if args.agent not in (m["a"], m["b"]):
+            raise ArenaError("%s is not in %s; it is %s vs %s" % (args.agent, args.match, m["a"], m["b"]))
+        reason = (args.reason or "").strip()
+        if not reason:
+            raise ArenaError('record needs --reason "why this side won"')
+        run.commit(st, [{"e": "record", "match": args.match, "winner": args.agent, "why": reason[:300]}])
+        print("%s: %s goes through (recorded by hand)" % (args.match, args.agent))
+    with_run(args, go)
+
+
+def cmd_advance(args):
+    def go(run, st):
+        if st["champion"] is not None:
+            raise ArenaError("the tournament is decided (%s); run winner" % st["champion"])
+        if not matches_decided(st):
+            open_ = [m["id"] for m in st["rounds"][-1]["matches"] if m["id"] not in st["results"]]
+            raise ArenaError("round %d still has %d undecided match(es): %s" % (
+                len(st["rounds"]), len(open_), " ".join(open_[:10])))
+        # by hand, pairing does not wait for a bye's first solution: its jobs wait for it
+        run.commit(st, [{"e": "advance", "round": len(st["rounds"])}])
+        if st["champion"]:
+            print("one agent left: %s" % st["champion"])
+        else:
+            r = st["rounds"][-1]
+            print("round %d paired: %d matches%s" % (r["n"], len(r["matches"]), ", bye " + r["bye"] if r["bye"] else ""))
+    with_run(args, go)
+
+
+def cmd_report(args):
+    def go(run, st):
+        from . import report  # loaded only here: the other commands never need it
+        print("report: %s" % report.write_report(run, st))
+    with_run(args, go)
+
+
+def cmd_repair(args):
+    run = find_run(args.run)
+    run.check_folder()
+    with run.lock():
+        st = run.rebuild()
+        run.save(st)
+    print("rebuilt state.json of run %s from %d journal events" % (run.name, st["seq"]))
+
+
+def cmd_status(args):
+    def go(run, st):
+        print(progress_line(st))
+        print("run %s: %d agents, seed %d, wave %d, %s mode, second look %s" % (
+            st["run"], st["agents"], st["seed"], st["wave"], st["mode"],
+            "off" if st["recheck"] is None else "within %d points" % st["recheck"]))
+        for rnd in st["rounds"]:
+            decided = [st["results"][m["id"]] for m in rnd["matches"] if m["id"] in st["results"]]
+            looks = sum(1 for r in decided if r.get("n") == 2)
+            print("round %d: %d alive, %d matches, %d decided%s%s" % (
+                rnd["n"], 2 * len(rnd["matches"]) + (1 if rnd["bye"] else 0), len(rnd["matches"]), len(decided),
+                ", %d second looks" % looks if looks else "", ", bye " + rnd["bye"] if rnd["bye"] else ""))
+        alive = alive_agents(st)
+        print("alive: %d%s" % (len(alive), " (" + " ".join(alive) + ")" if len(alive) <= 16 else ""))
+        failing = sorted((j, i["why"]) for j, i in st["jobs"].items() if i.get("why") and i["s"] in ("ready", "stuck"))
+        for job, why in failing[:10]:
+            print("retry %s: %s" % (job, why[:120]))
+        for mid, why in sorted(st["manual"].items()):
+            print("needs a decision by hand: %s (%s)" % (mid, why))
+        calls = job_counts(st["agents"], st["wave"], st["baseline"], st["recheck"] is not None)
+        task = tokens_of(read_text(run.path("task.md")))
+        print(format_estimate(estimate_tokens(calls, task, measured_sizes(run, st)), "measured"))
+        print(format_estimate(estimate_tokens(calls, task, ASSUMED), "assumed"))
+        print_tree_changes(run)
+    with_run(args, go)
+
+
+def print_tree_changes(run):
+    changes, note = tree_changes(run)
+    if changes is None:
+        print("files outside .arena/: not checked (%s)" % note)
+    elif not changes:
+        print("files outside .arena/: none changed since init%s" % note)
+    else:
+        print("files outside .arena/ changed since init%s: %d" % (note, len(changes)))
+        for c in changes[:20]:
+            print("  " + c)
+
+
+def cmd_winner(args):
+    def go(run, st):
+        if st["champion"] is None:
+            raise ArenaError("no winner yet: %s; keep running next" % progress_line(st))
+        champ = st["champion"]
+        cards = load_cards()
+        sol = st["sol"].get(champ)
+        rounds = len(st["rounds"])
+        print("winner %s of %d agents after %d round%s (seed %d)" % (
+            champ, st["agents"], rounds, "" if rounds == 1 else "s", st["seed"]))
+        print("card: %s" % " / ".join(card_names(cards, st["cards"][champ])))
+        print("solution: %s" % (run.path(sol) if sol else "none: no competitor produced a valid solution"))
+        for m, res in path_of(st, champ):
+            opp = opponent(m, champ)
+            line = "%s vs %s: %s" % (m["id"], opp, res["how"])
+            if res.get("tot"):
+                looks = res.get("n", 1)
+                line += " %s-%s (margin %s)" % (points(res["tot"][champ], looks), points(res["tot"][opp], looks),
+                                                 points(res["tot"][champ] - res["tot"][opp], looks))
+            if res["how"] == "judge" and res.get("n") == 2:
+                line += ", second look %s" % ("agreed" if res.get("agree") else "disagreed: scores summed")
+            elif res["how"] == "panel":
+                line += ", %d of %d judges" % (res["votes"], res["n"])
+            elif res.get("rule") == "fatal":
+                line += ", opponent had a verified FATAL flaw"
+            print(line)
+            atk = "%s-atk-%s" % (m["id"], opp)
+            answers = st["summ"].get("%s-def-%s" % (m["id"], champ), {}).get("ans", "")
+            for k, (label, summary) in enumerate(attacks_on(run, atk)):
+                reply = {"C": "conceded and fixed", "R": "rebutted"}.get(answers[k:k + 1], "unanswered")
+                print("  %s %s -> %s" % (label, summary.strip()[:100], reply))
+        byes = [r["n"] for r in st["rounds"] if r["bye"] == champ]
+        if byes:
+            print("byes: round %s" % ", ".join(str(b) for b in byes))
+        print_final(st)
+        report = run.path("report.html")
+        if os.path.exists(report):
+            print("report: %s" % report)
+        print_tree_changes(run)
+    with_run(args, go)
+
+
+def print_final(st):
+    if not st["baseline"]:
+        return
+    f = st["final"]
+    if f is None:
+        print("baseline check: not run yet (run next)")
+    elif f.get("missing"):
+        print("baseline check: failed (%s); compare by hand" % f.get("why", "no verdict"))
+    else:
+        w, b = sum(f["sc"]["winner"]), sum(f["sc"]["baseline"])
+        fw, fb = f["fat"]["winner"], f["fat"]["baseline"]
+        if fw != fb:
+            verdict = "the old answer is better: the new one has a verified FATAL flaw" if fw else \
+                "the arena answer is better: the old one has a verified FATAL flaw"
+        else:
+            verdict = "the arena answer scored higher" if w > b else "the OLD answer scored higher" if b > w else "a tie"
+        print("baseline check (blind): arena answer %d, old answer %d: %s" % (w, b, verdict))
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        sys.stderr.write("bracket.py: %s; see 'bracket.py %s --help'\n" % (message, self.prog.split()[-1]
+                                                                           if " " in self.prog else ""))
+        sys.exit(2)
+
+
+def whole(text):
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a whole number" % text)
+
+
+def build_parser():
+    p = Parser(prog="bracket.py", description="Bookkeeping for /arena tournaments. State lives in .arena/<run>/.")
+    sub = p.add_subparsers(dest="cmd", metavar="command", parser_class=Parser)
+    sub.required = True
+
+    def command(name, fn, help_text, run=True):
+        c = sub.add_parser(name, help=help_text, description=help_text)
+        c.set_defaults(fn=fn)
+        if run:
+            c.add_argument("--run", help="the run's folder name under .arena/ (default: the latest init)")
+        return c
+
+    c = command("plan", cmd_plan, "show rounds, sub-agent calls and waves for N agents; writes nothing", run=False)
+    c.add_argument("--agents", type=whole, default=DEFAULT_AGENTS)
+    c.add_argument("--quick", action="store_true", help="8 agents")
+    c.add_argument("--wave", type=whole, default=DEFAULT_WAVE)
+    c.add_argument("--baseline", action="store_true", help="add the final check against the old answer")
+    c.add_argument("--recheck", default=str(DEFAULT_RECHECK), help="margin for a second judge, or off")
+    c.add_argument("--task-file", help="estimate tokens for this task")
+
+    c = command("init", cmd_init, "start a run: deal cards, pair round 1, write the state", run=False)
+    c.add_argument("--agents", type=whole, default=DEFAULT_AGENTS)
+    c.add_argument("--quick", action="store_true", help="8 agents")
+    c.add_argument("--seed", type=whole)
+    c.add_argument("--task-file", required=True)
+    c.add_argument("--baseline-file")
+    c.add_argument("--wave", type=whole, default=DEFAULT_WAVE)
+    c.add_argument("--run", help="folder name under .arena/ (default: date-time and seed)")
+    c.add_argument("--model", choices=MODELS, help="model for competitors (default: the session's)")
+    c.add_argument("--judge-model", choices=MODELS, help="model for judges (default: the session's)")
+    c.add_argument("--recheck", default=str(DEFAULT_RECHECK), type=recheck_value,
+                   help="second judge when totals are within this margin (default %d), or off" % DEFAULT_RECHECK)
+    c.add_argument("--final-judges", type=int, choices=(1, 3), default=1, help="judges for the final match")
+    c.add_argument("--no-pack", action="store_true", help="one phase per wave, as the per-phase table counts")
+    c.add_argument("--direct", action="store_true", help="the main session runs every wave itself")
+    c.add_argument("--batch-waves", type=whole, default=DEFAULT_BATCH, help="waves per conductor")
+
+    c = command("next", cmd_next, "collect what arrived and print exactly what to do now")
+    c.add_argument("--retry", action="store_true", help="the last wave's agents have returned: re-issue what is missing")
+    c.add_argument("--direct", action="store_true", help="switch this run to the direct loop (no conductor)")
+    c.add_argument("--conductor", action="store_true", help="called by a conductor sub-agent")
+    c.add_argument("--json", action="store_true", help="print the action as JSON")
+
+    c = command("prompts", cmd_prompts, "write the briefs of a phase of this round and list its jobs in waves")
+    c.add_argument("phase", choices=sorted(PHASES))
+    command("pairings", cmd_pairings, "this round's matches and the bye")
+    command("collect", cmd_collect, "read and check the outputs that arrived, record verdicts")
+    c = command("record", cmd_record, "decide one match by hand")
+    c.add_argument("match")
+    c.add_argument("agent")
+    c.add_argument("--reason", required=True)
+    command("advance", cmd_advance, "eliminate the losers and pair the survivors")
+    command("status", cmd_status, "progress, rounds, alive agents, and files changed outside .arena/")
+    command("winner", cmd_winner, "the survivor, its card, path, the attacks it survived, the baseline check")
+    command("report", cmd_report, "write report.html: the bracket, scores, attacks and the winner's path")
+    command("repair", cmd_repair, "rebuild state.json from journal.jsonl")
+    return p
+
+
+def recheck_value(text):
+    if text == "off":
+        return "off"
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("must be a whole number of points or off")
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError("must be 0 to 100 points, or off")
+    return str(value)
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        args.fn(args)
+    except ArenaError as e:
+        sys.stderr.write("bracket.py: %s\n" % e)
+        return 2
+    except BrokenPipeError:  # the reader stopped early (e.g. `| head`): nothing to report
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+    except KeyboardInterrupt:
+        sys.stderr.write("bracket.py: interrupted; the state is as the last finished step left it, run next\n")
+        return 130
+    except Exception as e:  # never a traceback for the user; ARENA_DEBUG=1 shows it
+        if os.environ.get("ARENA_DEBUG"):
+            raise
+        sys.stderr.write("bracket.py: internal error (%s: %s); the state was not changed by the failed step; "
+                         "set ARENA_DEBUG=1 to see where\n" % (type(e).__name__, str(e)[:200]))
+        return 1
+    return 0

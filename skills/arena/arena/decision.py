@@ -1,0 +1,133 @@
+"""The `next` decision: collect, advance, then say exactly what the orchestrator does now.
+
+plan_next is the one entry point the skill loops on: it collects outputs, advances
+finished rounds, and returns a wave of Agent calls, a wait, a manual decision, the
+conductor, or finished, as plain data that render_next prints. It changes the state only
+through journaled events (run.commit).
+"""
+
+import os
+import time
+
+from .base import ArenaError
+from .jobs import job_kind
+from .state import find_match, finished, judge_sides, round_done
+from .outputs import collect_events
+from .briefs import write_brief
+from .schedule import pick_wave, priority, progress, progress_line, spawn_positions
+
+
+def advance_events(st):
+    return [{"e": "advance", "round": len(st["rounds"])}] if round_done(st) and st["champion"] is None else []
+
+
+def settle_state(run, st, rubric, retry=False):
+    """Collect what arrived and advance finished rounds; returns the notes."""
+    events, notes = collect_events(run, st, rubric, retry)
+    run.commit(st, events)
+    while True:
+        adv = advance_events(st)
+        if not adv:
+            break
+        run.commit(st, adv)
+    return notes
+
+
+def call_template(run, model):
+    extra = ', model "%s"' % model if model else ""
+    return 'run_in_background false%s, description "<id>", prompt "Read %s/b/<id>.md and follow it."' % (
+        extra, run.dir)
+
+
+def plan_next(run, st, rubric, cards, task, retry=False, conductor=False):
+    """Decide and do the next step; returns the action as plain data."""
+    notes = settle_state(run, st, rubric, retry)
+    act = {"run": st["run"], "mode": st["mode"], "notes": notes}
+    outstanding = sorted(j for j, info in st["jobs"].items() if info["s"] == "issued")
+    last = st["waves"][-1] if st["waves"] else None
+    if finished(st):
+        act.update(action="finished", command="winner --run %s" % st["run"])
+    elif last and not last.get("shown", True) and outstanding and len(outstanding) == last["size"] \
+            and all(st["jobs"][j]["w"] == last["n"] for j in outstanding):
+        # handed out but never printed (the command was killed in between): show the same wave again
+        act.update(action="wave", wave=last["n"], calls=wave_calls(run, st, sorted(outstanding, key=lambda j: (
+            priority(st, j, spawn_positions(st)), j))))
+    elif outstanding:
+        act.update(action="wait", waiting=outstanding, wave=len(st["waves"]))
+    elif st["manual"]:
+        act.update(action="manual", matches=[{
+            "match": mid, "why": why, "agents": [find_match(st, mid)["a"], find_match(st, mid)["b"]],
+            "solutions": [os.path.join(run.dir, st["sol"].get(a) or "") for a in
+                          (find_match(st, mid)["a"], find_match(st, mid)["b"])]}
+            for mid, why in sorted(st["manual"].items())])
+    elif st["mode"] == "conductor" and not conductor:
+        run.commit(st, [{"e": "batch", "n": (st["batch"] or {}).get("n", 0) + 1}])
+        act.update(action="conductor", description="arena conductor " + st["run"],
+                   prompt="Read %s and follow it." % run.path("conductor.md"))
+    elif conductor and st["batch"] and len(st["waves"]) - st["batch"]["from"] >= st["batch_waves"]:
+        act.update(action="batch-over")
+    else:
+        wave = pick_wave(st)
+        if not wave:
+            raise ArenaError("nothing can run and nothing is finished; run 'bracket.py status --run %s' and report "
+                             "this as a bug" % st["run"])
+        for job in wave:
+            write_brief(run, st, job, st["jobs"][job]["t"] + 1, cards, rubric, task)
+        # the judges' labels are fixed when handed out, so the verdict is read as the brief was written
+        labels = {j: list(judge_sides(st, j, st["jobs"][j]["t"] + 1)) for j in wave if job_kind(j) in ("judge", "final")}
+        run.commit(st, [{"e": "issue", "wave": len(st["waves"]) + 1, "jobs": wave, "at": round(time.time(), 3),
+                         "labels": labels}])
+        act.update(action="wave", wave=len(st["waves"]), calls=wave_calls(run, st, wave))
+    act["progress"] = progress(st)
+    act["line"] = progress_line(st, act["progress"])
+    return act
+
+
+def wave_calls(run, st, jobs):
+    """The Agent calls of a wave, with every parameter the orchestrator passes."""
+    calls = []
+    for job in jobs:
+        model = st["judge_model"] if job_kind(job) in ("judge", "final") else st["model"]
+        # no subagent_type: general-purpose is the default, and every byte here is paid per call
+        call = {"job": job, "run_in_background": False, "description": job,
+                "prompt": "Read %s/b/%s.md and follow it." % (run.dir, job)}
+        if model:
+            call["model"] = model
+        calls.append(call)
+    return calls
+
+
+def render_next(act, run):
+    """The few lines the orchestrator reads."""
+    out = [act["line"]]
+    for note in act["notes"][:10]:
+        out.append("invalid, will be re-issued: " + note[:160])
+    if len(act["notes"]) > 10:
+        out.append("(%d more invalid outputs; see status)" % (len(act["notes"]) - 10))
+    a = act["action"]
+    if a == "finished":
+        out.append("Finished. Run: winner --run %s" % act["run"])
+    elif a == "wait":
+        out.append("Waiting for %d job(s) of wave %d with no output yet: %s" % (
+            len(act["waiting"]), act["wave"], " ".join(act["waiting"][:20]) + (" ..." if len(act["waiting"]) > 20 else "")))
+        out.append("If every Agent call of that wave has returned (or was never made), run: next --retry")
+    elif a == "manual":
+        for m in act["matches"]:
+            out.append("%s needs a decision by hand: %s." % (m["match"], m["why"]))
+            out.append("  solutions: %s" % " ".join(m["solutions"]))
+            out.append('  run: record %s <%s> --reason "..."' % (m["match"], "|".join(m["agents"])))
+    elif a == "conductor":
+        out.append('Start the conductor: one Agent call, subagent_type "general-purpose", run_in_background false, '
+                   'description "%s", prompt "%s"' % (act["description"], act["prompt"]))
+        out.append("When it replies, run next. If it replies NO-AGENT-TOOL, run next --direct instead.")
+    elif a == "batch-over":
+        out.append("BATCH OVER. Reply with exactly this line and stop: %s; run next" % act["line"])
+    else:
+        groups = {}
+        for c in act["calls"]:
+            groups.setdefault(c.get("model"), []).append(c["job"])
+        out.append("Wave %d: %d Agent calls in ONE message, then run next. Each call:" % (act["wave"], len(act["calls"])))
+        for model, jobs in groups.items():
+            out.append(call_template(run, model))
+            out.append("<id> = " + " ".join(jobs))
+    return "\n".join(out)

@@ -1,0 +1,111 @@
+"""What a run will cost: the `plan` table text and the token estimate.
+
+Pure arithmetic on N, W and file sizes; measured_sizes reads output sizes of a run in
+progress to redo the estimate with real numbers. Never changes a state.
+"""
+
+import os
+
+from .base import RECHECK_SHARE
+from .jobs import field_sizes, job_kind, outputs_of, packed_waves, plan_rows
+
+
+# Token arithmetic. Sizes in tokens (about 4 characters each); the assumed
+# sizes are printed with the estimate, and `status` redoes it with real sizes.
+ASSUMED = {"solution": 1500, "attack": 600, "defence": 500, "verdict": 250}
+
+
+BRIEF_TOKENS = 900        # a brief's own text, without the task
+
+
+CLIENT_TOKENS = 12000     # Claude Code's system prompt and tool definitions, per sub-agent
+
+
+TURNS = 4                 # model turns per sub-agent call: read, read inputs, write, reply
+
+
+def tokens_of(text_or_bytes):
+    return max(1, len(text_or_bytes) // 4)
+
+
+def job_counts(n, wave, baseline, recheck):
+    matches = n - 1
+    judges = matches + (expected_looks(n, wave) if recheck and n > 1 else 0)
+    return {"spawn": n, "atk": 2 * matches, "def": 2 * matches, "judge": judges, "final": 1 if baseline else 0}
+
+
+def estimate_tokens(calls, task, size):
+    """(input tokens, output tokens) for a whole run.
+
+    Each call reads the client's prompt, its brief and the task on every turn
+    (mostly served from the prompt cache), plus the files the brief names.
+    """
+    s, a, d, v = size["solution"], size["attack"], size["defence"], size["verdict"]
+    fixed = TURNS * (CLIENT_TOKENS + BRIEF_TOKENS + task)
+    reads = {"spawn": 0, "atk": 2 * s, "def": s + a, "judge": 2 * (s + a + d), "final": 2 * s}
+    writes = {"spawn": s, "atk": a, "def": d + s, "judge": v, "final": v}
+    tin = sum(k * (fixed + reads[kind]) for kind, k in calls.items())
+    tout = sum(k * writes[kind] for kind, k in calls.items())
+    return tin, tout, size
+
+
+def format_estimate(est, how):
+    tin, tout, size = est
+    return ("tokens (estimate): about %s input, mostly cached repeats of Claude Code's own prompt, and %s output; "
+            "%s sizes: solution %d, attack %d, defence %d, verdict %d tokens"
+            % (human(tin), human(tout), how, size["solution"], size["attack"], size["defence"], size["verdict"]))
+
+
+def human(x):
+    return "%.1fM" % (x / 1e6) if x >= 1e6 else "%dk" % round(x / 1e3) if x >= 1e3 else str(x)
+
+
+def measured_sizes(run, st):
+    """Average sizes of the outputs written so far, in tokens (assumed where none yet)."""
+    sums = {k: [0, 0] for k in ASSUMED}
+    for job, info in st["jobs"].items():
+        if info["s"] != "done" or st["summ"].get(job, {}).get("missing"):
+            continue
+        kind = job_kind(job)
+        for path in outputs_of(job):
+            what = {"spawn": "solution", "atk": "attack", "judge": "verdict", "final": "verdict"}.get(kind)
+            if kind == "def":
+                what = "solution" if "-sol-" in path else "defence"
+            try:
+                sums[what][0] += os.path.getsize(run.path(path))
+                sums[what][1] += 1
+            except OSError:
+                pass
+    return {k: (tokens_of(b" " * (total // count)) if count else ASSUMED[k]) for k, (total, count) in sums.items()}
+
+
+def plan_table(n, wave, baseline=False, recheck=True):
+    rows = plan_rows(n, wave, baseline)
+    out = ["round  alive  matches  bye  sub-agent calls  waves"]
+    for label, alive, matches, bye, calls, waves in rows:
+        out.append("%5s  %5s  %7s  %3s  %15d  %5d" % (
+            label, alive, "-" if matches is None else matches, "yes" if bye else "-", calls, waves))
+    calls = sum(r[4] for r in rows)
+    waves = sum(r[5] for r in rows)
+    # the total row sits one column right, as in the published table
+    out.append("%-6s  %5s  %7s  %3s  %15d  %5d" % ("total", "", "", "", calls, waves))
+    out.append("alive per round: " + " ".join(str(x) for x in field_sizes(n)))
+    packed, bound = packed_waves(n, wave, baseline)
+    out.append("packed waves (ready jobs from any phase share a wave): %d (best possible with round barriers: %d)"
+               % (packed, bound))
+    if recheck and n > 1:
+        extra = expected_looks(n, wave)
+        waves2, _ = packed_waves(n, wave, baseline, RECHECK_SHARE)
+        out.append("second looks (close matches, and every match of rounds small enough to judge twice in one wave):")
+        out.append("  about %d more judge calls, %d calls in all (x%.2f), about %d packed waves"
+                   % (extra, calls + extra, (calls + extra) / float(calls), waves2))
+    return "\n".join(out)
+
+
+def expected_looks(n, wave):
+    """Second-look judge calls to expect: all matches of small rounds, a share of the rest."""
+    extra = 0
+    for alive in field_sizes(n)[:-1]:
+        m = alive // 2
+        extra += m if 2 * m <= wave else int(round(RECHECK_SHARE * m))
+    return extra

@@ -1,0 +1,192 @@
+"""Reading and checking what sub-agents write, and turning it into events.
+
+Every output file is untrusted: size limits, no links, the job header, attack and
+answer formats, verdict JSON checked against the rubric. check_output reads one job's
+files; collect_events makes done/fail events for every handed-out job. It never changes
+the state itself and never writes files.
+"""
+
+import json
+import os
+import re
+
+from .base import ArenaError, MAX_ATTACKS, MAX_OTHER_BYTES, MAX_SOLUTION_BYTES, read_text
+from .jobs import match_of, outputs_of, parse_job
+from .state import find_match, judge_sides, opponent
+
+
+class BadOutput(Exception):
+    pass
+
+
+def read_output(path, limit):
+    """The text of an output file, None if it is not there yet."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if os.path.islink(path):
+        raise BadOutput("%s is a symbolic link; write a plain file" % path)
+    if not os.path.isfile(path):
+        raise BadOutput("%s is not a plain file" % path)
+    if info.st_size > limit:
+        raise BadOutput("%s is %d bytes, over the %d-byte limit" % (path, info.st_size, limit))
+    with open(path, "rb") as f:
+        raw = f.read(limit + 1)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadOutput("%s is not UTF-8 text" % path)
+
+
+HEADER = re.compile(r"^\ufeff?<!-- arena job: ([A-Za-z0-9-]+) -->[ \t]*\r?\n?")
+
+
+def strip_header(text, job, path):
+    m = HEADER.match(text)
+    if not m:
+        raise BadOutput("%s must start with the line '<!-- arena job: %s -->'" % (path, job))
+    if m.group(1) != job:
+        raise BadOutput("%s names job %s, expected %s" % (path, m.group(1), job))
+    return text[m.end():]
+
+
+def parse_attacks(body, path):
+    """The labels of the attacks in an attack file, e.g. 'FMm'."""
+    found = re.findall(r"^## ATTACK (\S+) (\S+?):", body, re.M)
+    stray = [line for line in body.splitlines() if line.startswith("## ") and not re.match(r"## ATTACK \S+ \S+?:", line)]
+    if stray:
+        raise BadOutput("%s has a heading that is not '## ATTACK <n> <FATAL|MAJOR|MINOR>: ...': %r" % (path, stray[0][:60]))
+    if len(found) > MAX_ATTACKS:
+        raise BadOutput("%s has %d attacks; at most %d are allowed" % (path, len(found), MAX_ATTACKS))
+    labels = ""
+    for k, (num, label) in enumerate(found, 1):
+        if num != str(k):
+            raise BadOutput("%s: attack %s should be numbered %d" % (path, num, k))
+        if label not in ("FATAL", "MAJOR", "MINOR"):
+            raise BadOutput("%s: attack %d is labelled %r; use FATAL, MAJOR or MINOR" % (path, k, label[:20]))
+        labels += {"FATAL": "F", "MAJOR": "M", "MINOR": "m"}[label]
+    return labels
+
+
+def parse_answers(body, attacks, path):
+    """'CR..' for the answers of a defence file; every attack answered once, in order."""
+    found = re.findall(r"^## ANSWER (\S+) (\S+?):", body, re.M)
+    if len(found) != attacks:
+        raise BadOutput("%s answers %d attacks but %d were made; answer each exactly once" % (path, len(found), attacks))
+    ans = ""
+    for k, (num, word) in enumerate(found, 1):
+        if num != str(k):
+            raise BadOutput("%s: answer %s should be numbered %d" % (path, num, k))
+        if word not in ("CONCEDE", "REBUT"):
+            raise BadOutput("%s: answer %d says %r; use CONCEDE or REBUT" % (path, k, word[:20]))
+        ans += word[0]
+    return ans
+
+
+def check_solution(text, job, path):
+    body = strip_header(text, job, path)
+    if not body.strip():
+        raise BadOutput("%s holds no solution" % path)
+    return body
+
+
+def parse_verdict(text, job, labels, rubric, path):
+    """Per-label scores and FATAL flags, each score checked against its maximum."""
+    try:
+        v = json.loads(text)
+    except ValueError as e:
+        raise BadOutput("%s is not valid JSON (%s)" % (path, str(e)[:80]))
+    except RecursionError:
+        raise BadOutput("%s nests too deeply to be a verdict" % path)
+    if not isinstance(v, dict):
+        raise BadOutput("%s must hold one JSON object" % path)
+    if v.get("job") != job:
+        raise BadOutput("%s names job %r, expected %s" % (path, str(v.get("job"))[:40], job))
+    scores, fatal = v.get("scores"), v.get("fatal")
+    if not isinstance(scores, dict) or set(scores) != set(labels):
+        raise BadOutput("%s: 'scores' must have exactly the labels %s" % (path, " and ".join(labels)))
+    if not isinstance(fatal, dict) or set(fatal) != set(labels) or not all(isinstance(x, bool) for x in fatal.values()):
+        raise BadOutput("%s: 'fatal' must map %s to true or false" % (path, " and ".join(labels)))
+    out = {}
+    for label in labels:
+        card = scores[label]
+        if not isinstance(card, dict) or set(card) != {c for c, _, _ in rubric}:
+            raise BadOutput("%s: scores for %s must have exactly %s" % (path, label, ", ".join(c for c, _, _ in rubric)))
+        row = []
+        for crit, top, _ in rubric:
+            x = card[crit]
+            if isinstance(x, bool) or not isinstance(x, int):
+                raise BadOutput("%s: %s %s is %r, not a whole number" % (path, label, crit, x))
+            if not 0 <= x <= top:
+                raise BadOutput("%s: %s %s is %d, max is %d" % (path, label, crit, x, top))
+            row.append(x)
+        out[label] = row
+    conf = v.get("confidence", "high")
+    if conf not in ("high", "low"):
+        raise BadOutput("%s: confidence must be \"high\" or \"low\"" % path)
+    reason = v.get("reason", "")
+    return {"sc": out, "fat": {k: fatal[k] for k in labels}, "conf": conf,
+            "why": (reason if isinstance(reason, str) else "")[:300]}
+
+
+def check_output(run, st, job, rubric):
+    """('done', summary) or ('fail', reason) or (None, None) when not written yet."""
+    kind, rnd, _, who = parse_job(job)
+    outs = outputs_of(job)
+    try:
+        limit = MAX_SOLUTION_BYTES if kind == "spawn" else MAX_OTHER_BYTES
+        texts = [read_output(run.path(p), MAX_SOLUTION_BYTES if p.endswith("-sol-%s.md" % who) else limit)
+                 for p in outs]
+        if any(t is None for t in texts):
+            return None, None
+        shown = [os.path.join(run.dir, p) for p in outs]
+        if kind == "spawn":
+            check_solution(texts[0], job, shown[0])
+            return "done", {"sol": outs[0]}
+        if kind == "atk":
+            return "done", {"labels": parse_attacks(strip_header(texts[0], job, shown[0]), shown[0])}
+        if kind == "def":
+            m = find_match(st, match_of(job))
+            attacks = len(st["summ"].get("%s-atk-%s" % (match_of(job), opponent(m, who)), {}).get("labels", ""))
+            ans = parse_answers(strip_header(texts[0], job, shown[0]), attacks, shown[0])
+            check_solution(texts[1], job, shown[1])
+            return "done", {"ans": ans, "sol": outs[1]}
+        sides, names = st["jobs"][job].get("lab") or judge_sides(st, job, st["jobs"][job]["t"])
+        v = parse_verdict(texts[0], job, names, rubric, shown[0])
+        by_side = {"sc": {s: v["sc"][n] for s, n in zip(sides, names)},
+                   "fat": {s: v["fat"][n] for s, n in zip(sides, names)},
+                   "conf": v["conf"]}
+        if kind == "final":  # judges' reasons stay in their files; the one final reason is shown by winner
+            by_side["why"] = v["why"]
+        return "done", by_side
+    except BadOutput as e:
+        return "fail", str(e)
+
+
+def collect_events(run, st, rubric, retry=False):
+    """Events for every handed-out job whose output arrived (or, with retry, never will)."""
+    events, notes = [], []
+    for job, info in sorted(st["jobs"].items()):
+        if info["s"] != "issued":
+            continue
+        verdict, detail = check_output(run, st, job, rubric)
+        if verdict == "done":
+            events.append({"e": "done", "job": job, "out": detail})
+        elif verdict == "fail":
+            events.append({"e": "fail", "job": job, "why": detail})
+            notes.append("%s: %s" % (job, detail))
+        elif retry:
+            events.append({"e": "fail", "job": job, "why": "no output after its agent returned"})
+            notes.append("%s: no output" % job)
+    # a judge's verdict is read in the context of the state after the others
+    return events, notes
+
+
+def attacks_on(run, job):
+    """[(label, summary)] of an attack file, read again for the report."""
+    try:
+        text = read_text(run.path(outputs_of(job)[0]))
+    except ArenaError:
+        return []
+    return re.findall(r"^## ATTACK \d+ (FATAL|MAJOR|MINOR): (.*)$", text, re.M)

@@ -1,0 +1,67 @@
+"""Pairing survivors and drawing the bye for one round.
+
+Pure functions of (alive agents, byes so far, reasoning modes, seed): same-mode matches
+are avoided where the field allows, and no agent gets a second bye while another alive
+agent has had none. It must not read or write the state; state.py calls make_round.
+"""
+
+
+from .base import below, rng_for, shuffled
+
+
+def pick_bye(alive, byes, modes, rng):
+    """The agent sitting out an odd round.
+
+    Only agents with the fewest byes so far are eligible (the Swiss rule);
+    among them one from the largest reasoning-mode group, since taking it out
+    leaves the fewest forced same-mode matches.
+    """
+    fewest = min(byes.get(a, 0) for a in alive)
+    eligible = [a for a in alive if byes.get(a, 0) == fewest]
+    group = {}
+    for a in alive:
+        group[modes[a]] = group.get(modes[a], 0) + 1
+    biggest = max(group[modes[a]] for a in eligible)
+    eligible = [a for a in eligible if group[modes[a]] == biggest]
+    return eligible[below(rng, len(eligible))]
+
+
+def pair_survivors(alive, modes, rng):
+    """Pairs with as few same-mode matches as possible.
+
+    Repeatedly matching one agent of the largest mode group with one of the
+    second largest leaves same-mode pairs only when one group outnumbers all
+    the others together, which is the unavoidable minimum.
+    """
+    groups = {}
+    for a in shuffled(rng, sorted(alive)):
+        groups.setdefault(modes[a], []).append(a)
+    pairs = []
+    while groups:
+        order = sorted(groups, key=lambda m: (-len(groups[m]), m))
+        first = groups[order[0]]
+        second = groups[order[1]] if len(order) > 1 else first
+        a = first.pop()
+        b = second.pop()
+        pairs.append((a, b) if below(rng, 2) else (b, a))
+        for m in order[:2]:
+            if not groups[m]:
+                del groups[m]
+    return shuffled(rng, pairs)
+
+
+def make_round(number, alive, byes, modes, seed):
+    """Pairings of one round: matches (id, a, b, coin) and the bye."""
+    rng = rng_for(seed, "round", number)
+    alive = sorted(alive)
+    bye = None
+    if len(alive) % 2:
+        bye = pick_bye(alive, byes, modes, rng)
+        alive.remove(bye)
+    pairs = pair_survivors(alive, modes, rng)
+    width = max(2, len(str(len(pairs))))
+    matches = []
+    for k, (a, b) in enumerate(pairs, 1):
+        coin = a if below(rng, 2) else b
+        matches.append({"id": "r%d-m%0*d" % (number, width, k), "a": a, "b": b, "coin": coin})
+    return {"n": number, "matches": matches, "bye": bye}

@@ -1,0 +1,113 @@
+"""Which ready jobs run next, and the progress numbers shown to the user.
+
+pick_wave takes up to W ready jobs, longest remaining dependency chain first; progress
+and progress_line count jobs, waves, elapsed time and ETA. Reads the state, never
+changes it.
+"""
+
+import heapq
+import time
+
+from .base import RECHECK_SHARE
+from .jobs import field_sizes, job_key, match_of, packed_waves, parse_job, phase_of, plan_rows
+from .state import deps_of, find_match
+
+
+def spawn_positions(st):
+    order = []
+    if st["rounds"]:
+        for m in st["rounds"][0]["matches"]:
+            order += [m["a"], m["b"]]
+    placed = set(order)
+    rest = [a for a in sorted(st["cards"]) if a not in placed]
+    return {a: i for i, a in enumerate(order + rest)}
+
+
+def priority(st, job, positions):
+    kind, rnd, mno, who = parse_job(job)
+    if kind == "spawn":
+        paired = 2 * len(st["rounds"][0]["matches"]) if st["rounds"] else 0
+        return job_key("spawn" if positions[who] < paired else "bye", 0, positions[who], 0)
+    if kind == "final":
+        return (0, 10 ** 6, 0, 0)
+    if kind == "judge":
+        return job_key("judge", rnd, mno, who)
+    m = find_match(st, match_of(job))
+    return job_key(kind, rnd, mno, 0 if who == m["a"] else 1)
+
+
+def pick_wave(st):
+    """The next wave: up to W ready jobs, longest remaining chain first."""
+    jobs = st["jobs"]
+    ready = [j for j, info in jobs.items()
+             if info["s"] == "ready" and all(jobs[d]["s"] == "done" for d in deps_of(st, j))]
+    if not st["pack"] and ready:
+        open_phases = [phase_of(j) for j, info in jobs.items() if info["s"] in ("ready", "issued")]
+        first = min(open_phases)
+        ready = [j for j in ready if phase_of(j) == first]
+    positions = spawn_positions(st)
+    return heapq.nsmallest(st["wave"], ready, key=lambda j: (priority(st, j, positions), j))
+
+
+def planned_calls(st):
+    """Sub-agent calls of the whole run: the base plan, the extra judges made so far,
+    the final's panel while it is still to come, minus jobs a forfeit cancelled."""
+    n = st["agents"]
+    extra = sum(1 for j in st["jobs"] if j.endswith(("-judge2", "-judge3")))
+    cancelled = sum(1 for info in st["jobs"].values() if info["s"] == "cancelled")
+    final_paired = len(st["rounds"]) == len(field_sizes(n)) - 1
+    panel = st["final_judges"] - 1 if n > 1 and not final_paired else 0
+    return 6 * n - 5 + panel + extra + (1 if st["baseline"] else 0) - cancelled
+
+
+def planned_waves(st):
+    """Waves the run should take; init computes it once into the init event (older runs: here)."""
+    if st.get("plan_waves"):
+        return st["plan_waves"]
+    looks = RECHECK_SHARE if st["recheck"] is not None else 0.0
+    if st["pack"]:
+        return packed_waves(st["agents"], st["wave"], st["baseline"], looks)[0]
+    return sum(r[5] for r in plan_rows(st["agents"], st["wave"], st["baseline"]))
+
+
+def progress(st):
+    """Numbers for the progress line: round, phase, jobs, waves, times."""
+    done = sum(1 for info in st["jobs"].values() if info["s"] == "done")
+    retry = sum(1 for info in st["jobs"].values() if info["s"] == "ready" and info["t"] > 0)
+    waves_plan = max(planned_waves(st), len(st["waves"]))
+    open_jobs = [j for j, info in st["jobs"].items() if info["s"] in ("ready", "issued")]
+    phase = "finished"
+    if open_jobs:
+        kind, rnd, _, _ = parse_job(min(open_jobs, key=phase_of))
+        phase = {"spawn": "spawn", "atk": "attack", "def": "defend", "judge": "judge", "final": "baseline check"}[kind]
+    elapsed = eta = None
+    if st["waves"]:
+        first = st["waves"][0]["at"]
+        elapsed = max(0.0, time.time() - first)
+        done_waves = len(st["waves"]) - (1 if any(i["s"] == "issued" for i in st["jobs"].values()) else 0)
+        if done_waves >= 1:
+            per = elapsed / max(1, len(st["waves"]))
+            eta = per * max(0, waves_plan - len(st["waves"]))
+    return {"round": len(st["rounds"]), "rounds": len(field_sizes(st["agents"])) - 1, "phase": phase,
+            "done": done, "total": planned_calls(st), "wave": len(st["waves"]), "waves": waves_plan,
+            "retrying": retry, "elapsed": elapsed, "eta": eta}
+
+
+def minutes(seconds):
+    if seconds is None:
+        return "-"
+    seconds = int(seconds)
+    return "%dm%02ds" % (seconds // 60, seconds % 60) if seconds >= 60 else "%ds" % seconds
+
+
+def progress_line(st, p=None):
+    p = p or progress(st)
+    text = "arena %s: round %d/%d %s, %d/%d jobs, wave %d/%d" % (
+        st["run"], p["round"], p["rounds"], p["phase"], p["done"], p["total"], p["wave"], p["waves"])
+    if p["elapsed"] is not None:
+        text += ", %s elapsed" % minutes(p["elapsed"])
+    if p["eta"] is not None and p["phase"] != "finished":
+        text += ", ETA %s" % minutes(p["eta"])
+    if p["retrying"]:
+        text += ", %d to retry" % p["retrying"]
+    return text

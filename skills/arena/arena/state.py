@@ -1,0 +1,368 @@
+"""The run's state and the events that change it.
+
+A state is plain JSON-able data; it changes only through apply(state, event), so replaying
+the journal rebuilds it exactly. This module owns rounds, matches, job statuses, retries
+and fallbacks, and the judging arithmetic (decide, second looks, panels). It never reads
+or writes files: storage.py persists it, outputs.py turns files into events.
+"""
+
+
+from .base import ArenaError, DEFAULT_BATCH, DEFAULT_RECHECK, LABELS, TRIES, rng_for, shuffled
+from .cards import deal_cards
+from .pairing import make_round
+from .jobs import agent_ids, job_kind, judge_id, match_of
+
+
+EVENTS = ("init", "issue", "shown", "done", "fail", "record", "advance", "mode", "batch")
+
+
+def new_state(ev, sizes):
+    n, seed = ev["agents"], ev["seed"]
+    ids = agent_ids(n)
+    cards = deal_cards(n, sizes, rng_for(seed, "deal"))
+    st = {
+        "run": ev["run"], "seed": seed, "agents": n, "wave": ev["wave"],
+        "created": ev["at"], "fence": ev["fence"], "baseline": ev["baseline"],
+        "model": ev.get("model"), "judge_model": ev.get("judge_model"),
+        "recheck": ev.get("recheck", DEFAULT_RECHECK), "final_judges": ev.get("final_judges", 1),
+        "pack": ev.get("pack", True), "batch_waves": ev.get("batch_waves", DEFAULT_BATCH),
+        "mode": ev.get("mode", "conductor"), "sizes": list(sizes), "plan_waves": ev.get("plan_waves"),
+        "cards": {a: c for a, c in zip(ids, cards)},
+        "byes": {}, "out": {}, "sol": {}, "rounds": [], "results": {},
+        "jobs": {}, "summ": {}, "waves": [], "batch": None, "champion": None,
+        "final": None, "manual": {}, "seq": 0,
+    }
+    for pos, a in enumerate(ids):
+        add_job(st, "spawn-" + a)
+    if n == 1:
+        st["champion"] = ids[0]
+        if st["baseline"]:
+            add_job(st, "final")
+    else:
+        start_round(st, ids)
+    return st
+
+
+def add_job(st, job):
+    """A job waiting to be handed out: status, tries so far, last wave (deps: deps_of)."""
+    st["jobs"][job] = {"s": "ready", "t": 0, "w": None}
+
+
+def alive_agents(st):
+    return sorted(a for a in st["cards"] if a not in st["out"])
+
+
+def start_round(st, alive):
+    number = len(st["rounds"]) + 1
+    modes = {a: st["cards"][a][0] for a in alive}
+    rnd = make_round(number, alive, st["byes"], modes, st["seed"])
+    st["rounds"].append(rnd)
+    if rnd["bye"]:
+        st["byes"][rnd["bye"]] = st["byes"].get(rnd["bye"], 0) + 1
+    for m in rnd["matches"]:
+        mid, a, b = m["id"], m["a"], m["b"]
+        if number > 1 and (no_solution(st, a) or no_solution(st, b)):
+            forfeit(st, m)
+            continue
+        for step in ("atk", "def"):
+            add_job(st, "%s-%s-%s" % (mid, step, a))
+            add_job(st, "%s-%s-%s" % (mid, step, b))
+        judges = st["final_judges"] if len(alive) == 2 else 1
+        # When a round's judges leave half a wave empty anyway, both looks run
+        # side by side: a second opinion for no extra wave, where it matters most.
+        if judges == 1 and st["recheck"] is not None and 2 * len(rnd["matches"]) <= st["wave"]:
+            judges = 2
+        for k in range(1, judges + 1):
+            add_job(st, judge_id(mid, k))
+
+
+def deps_of(st, job):
+    """The jobs whose outputs a job reads; derived from its id, never stored."""
+    kind = job_kind(job)
+    if kind == "spawn":
+        return []
+    if kind == "final":
+        return ["spawn-" + st["champion"]]
+    m = find_match(st, match_of(job))
+    if kind == "atk":
+        return ["spawn-" + m["a"], "spawn-" + m["b"]]
+    if kind == "def":
+        return ["%s-atk-%s" % (m["id"], opponent(m, job.split("-")[3]))]
+    return ["%s-def-%s" % (m["id"], m["a"]), "%s-def-%s" % (m["id"], m["b"])]
+
+
+def no_solution(st, agent):
+    """The agent's spawn ended without a usable solution (it forfeits its matches)."""
+    return st["jobs"]["spawn-" + agent]["s"] == "done" and st["sol"].get(agent) is None
+
+
+# (rounds list, its length, {match id: match}): an index of the state in hand.
+# Holding the list keeps its id from being reused by another state.
+MATCH_INDEX = [None, 0, {}]
+
+
+def find_match(st, mid):
+    rounds = st["rounds"]
+    if MATCH_INDEX[0] is not rounds or MATCH_INDEX[1] != len(rounds):
+        MATCH_INDEX[:] = [rounds, len(rounds), {m["id"]: m for rnd in rounds for m in rnd["matches"]}]
+    # a round's matches never change once paired, so the index is stale only when a round is added
+    return MATCH_INDEX[2].get(mid)
+
+
+def forfeit(st, m, why="no solution"):
+    """Decide a match without a judge: the side with a solution goes through."""
+    a, b = m["a"], m["b"]
+    has_a, has_b = not no_solution(st, a), not no_solution(st, b)
+    winner = a if has_a and not has_b else b if has_b and not has_a else m["coin"]
+    settle(st, m, winner, {"how": "forfeit", "why": why})
+
+
+def settle(st, m, winner, info):
+    """Decide a match: its open jobs are cancelled (a forfeit or a decision by hand)
+    and its judges' labels dropped, which matter only while it is open."""
+    mid = m["id"]
+    ids = ["%s-%s-%s" % (mid, step, x) for step in ("atk", "def") for x in (m["a"], m["b"])]
+    for job in ids + [judge_id(mid, k) for k in (1, 2, 3)]:
+        job_info = st["jobs"].get(job)
+        if job_info is None:
+            continue
+        job_info.pop("lab", None)
+        if job_info["s"] in ("ready", "issued"):
+            job_info["s"] = "cancelled"
+    loser = m["b"] if winner == m["a"] else m["a"]
+    info.update({"w": winner, "l": loser})
+    st["results"][m["id"]] = info
+    st["out"][loser] = int(m["id"].split("-")[0][1:])
+    st["manual"].pop(m["id"], None)
+
+
+def matches_decided(st):
+    rnd = st["rounds"][-1] if st["rounds"] else None
+    return rnd is not None and all(m["id"] in st["results"] for m in rnd["matches"])
+
+
+def round_done(st):
+    """The current round may be closed by next: every match decided, and in round 1
+    the bye's spawn in too, so the scheduler counts it in the round it belongs to."""
+    rnd = st["rounds"][-1] if st["rounds"] else None
+    bye_ready = rnd is None or rnd["n"] > 1 or not rnd["bye"] or st["jobs"]["spawn-" + rnd["bye"]]["s"] == "done"
+    return bye_ready and matches_decided(st)
+
+
+def apply(st, ev):
+    kind = ev["e"]
+    if kind == "issue":
+        # a wave's jobs are the jobs whose "w" is its number; the journal keeps the full list
+        st["waves"].append({"n": ev["wave"], "at": ev["at"], "size": len(ev["jobs"]), "shown": False})
+        for j in ev["jobs"]:
+            job = st["jobs"][j]
+            job["s"], job["t"], job["w"] = "issued", job["t"] + 1, ev["wave"]
+            if j in ev.get("labels", {}):
+                job["lab"] = ev["labels"][j]
+    elif kind == "done":
+        on_done(st, ev["job"], ev["out"])
+    elif kind == "fail":
+        on_fail(st, ev["job"], ev["why"])
+    elif kind == "record":
+        m = find_match(st, ev["match"])
+        settle(st, m, ev["winner"], {"how": "record", "why": ev["why"]})
+    elif kind == "advance":
+        alive = alive_agents(st)
+        if len(alive) == 1:
+            st["champion"] = alive[0]
+            if st["baseline"] and st["sol"].get(alive[0]):
+                add_job(st, "final")
+        else:
+            start_round(st, alive)
+    elif kind == "shown":
+        st["waves"][-1]["shown"] = True
+    elif kind == "mode":
+        st["mode"] = ev["mode"]
+    elif kind == "batch":
+        st["batch"] = {"n": ev["n"], "from": len(st["waves"])}
+    else:
+        raise ArenaError("journal event %r is unknown to this bracket.py" % kind)
+    st["seq"] = ev["seq"]
+
+
+def on_done(st, job, out):
+    info = st["jobs"][job]
+    info["s"] = "done"
+    info.pop("w", None)  # only handed-out jobs need their wave
+    if info.get("t") == 1:
+        del info["t"]  # done at the first try: the common case stays small
+    kind = job_kind(job)
+    # solution paths live in st["sol"]; the summary keeps what the report and winner need
+    keep = {k: v for k, v in out.items() if k != "sol"}
+    if keep:
+        st["summ"][job] = keep
+    if kind == "spawn":
+        st["sol"][job[6:]] = out.get("sol")
+        spawn_settled(st, job[6:])
+        if out.get("sol") is None and "final" in st["jobs"]:
+            st["jobs"]["final"]["s"] = "cancelled"
+    elif kind == "def":
+        st["sol"][job.split("-")[3]] = out.get("sol") or st["sol"].get(job.split("-")[3])
+    elif kind == "judge":
+        judge_arrived(st, match_of(job))
+    elif kind == "final":
+        st["final"] = out
+
+
+def on_fail(st, job, why):
+    """A job's output was missing or invalid: hand it out again, or fall back."""
+    info = st["jobs"][job]
+    info["why"] = why[:200]
+    kind = job_kind(job)
+    if info["t"] < TRIES[kind]:
+        info["s"] = "ready"
+        return
+    # Fallbacks, one per kind, so that no failure can stall the run.
+    if kind == "spawn":
+        on_done(st, job, {"sol": None, "why": "forfeit: " + why[:120]})
+    elif kind == "atk":
+        on_done(st, job, {"labels": "", "missing": True})
+    elif kind == "def":
+        on_done(st, job, {"ans": "", "missing": True})
+    elif kind == "final":
+        on_done(st, job, {"missing": True, "why": why[:200]})
+    else:
+        info["s"] = "stuck"
+        st["manual"][match_of(job)] = "its judge failed %d times (%s)" % (info["t"], why[:120])
+
+
+def spawn_settled(st, agent):
+    """Once both spawns of a round-1 match are in, a side with no solution forfeits."""
+    for m in st["rounds"][0]["matches"] if st["rounds"] else []:
+        if agent not in (m["a"], m["b"]) or m["id"] in st["results"]:
+            continue
+        pair = (m["a"], m["b"])
+        if all(st["jobs"]["spawn-" + a]["s"] == "done" for a in pair):
+            if any(st["sol"].get(a) is None for a in pair):
+                forfeit(st, m, "no solution from " + " and ".join(a for a in pair if st["sol"].get(a) is None))
+
+
+def judge_arrived(st, mid):
+    """Decide the match once its judges are in, or ask for a second look."""
+    m = find_match(st, mid)
+    verdicts = []
+    k = 1
+    while judge_id(mid, k) in st["jobs"]:
+        j = judge_id(mid, k)
+        if st["jobs"][j]["s"] != "done":
+            return
+        verdicts.append(st["summ"][j])
+        k += 1
+    crit = len(verdicts[0]["sc"][m["a"]])
+    if len(verdicts) >= 3:
+        picks = [decide(v, m, crit)[0] for v in verdicts]
+        winner = max((m["a"], m["b"]), key=lambda a: (picks.count(a), a == picks[0]))
+        tot = {a: sum(sum(v["sc"][a]) for v in verdicts) for a in (m["a"], m["b"])}
+        settle(st, m, winner, {"how": "panel", "n": len(verdicts), "tot": tot,
+                               "agree": len(set(picks)) == 1, "votes": picks.count(winner)})
+        return
+    merged = merge_verdicts(verdicts, m)
+    winner, rule = decide(merged, m, crit)
+    tot = {a: sum(merged["sc"][a]) for a in (m["a"], m["b"])}
+    if len(verdicts) == 1 and st["recheck"] is not None and is_close(merged, m, st["recheck"]):
+        add_job(st, judge_id(mid, 2))
+        return
+    info = {"how": "judge", "n": len(verdicts), "tot": tot, "fatal": merged["fat"], "rule": rule}
+    if len(verdicts) == 2:
+        info["agree"] = decide(verdicts[0], m, crit)[0] == decide(verdicts[1], m, crit)[0]
+    settle(st, m, winner, info)
+
+
+def merge_verdicts(verdicts, m):
+    """Two looks combine by summing scorecards; a FATAL stands only if both saw it."""
+    if len(verdicts) == 1:
+        return verdicts[0]
+    sides = (m["a"], m["b"])
+    sc = {a: [sum(v["sc"][a][i] for v in verdicts) for i in range(len(verdicts[0]["sc"][a]))] for a in sides}
+    fat = {a: all(v["fat"][a] for v in verdicts) for a in sides}
+    return {"sc": sc, "fat": fat, "conf": "high"}
+
+
+def decide(v, m, ncrit):
+    """(winner, rule) for one match from one (merged) verdict.
+
+    A verified FATAL loses to a solution without one; otherwise the higher
+    total; then correctness, completeness, ... in rubric order; then the
+    match's seeded coin.
+    """
+    a, b = m["a"], m["b"]
+    fa, fb = v["fat"][a], v["fat"][b]
+    if fa != fb:
+        return (b if fa else a), "fatal"
+    ta, tb = sum(v["sc"][a]), sum(v["sc"][b])
+    if ta != tb:
+        return (a if ta > tb else b), "total"
+    for i in range(ncrit):
+        if v["sc"][a][i] != v["sc"][b][i]:
+            return (a if v["sc"][a][i] > v["sc"][b][i] else b), "criterion %d" % (i + 1)
+    return m["coin"], "coin"
+
+
+def is_close(v, m, margin):
+    """A match worth a second judge: near totals, low confidence, or a FATAL
+    flag that overturned the totals."""
+    a, b = m["a"], m["b"]
+    ta, tb = sum(v["sc"][a]), sum(v["sc"][b])
+    if v.get("conf") == "low" or abs(ta - tb) <= margin:
+        return True
+    if v["fat"][a] != v["fat"][b]:
+        flagged_total = ta if v["fat"][a] else tb
+        return flagged_total == max(ta, tb)
+    return False
+
+
+def opponent(m, agent):
+    return m["b"] if agent == m["a"] else m["a"]
+
+
+def judge_sides(st, job, attempt):
+    """(agents in presentation order, their neutral labels) for one try of a judge.
+
+    The order is drawn from the seed and the job, so a retried first look keeps
+    it and a second look always sees it swapped; labels are fresh on every try.
+    """
+    rng = rng_for(st["seed"], "labels", job, attempt)
+    if job == "final":
+        sides = ["winner", "baseline"]
+    else:
+        m = find_match(st, match_of(job))
+        sides = [m["a"], m["b"]]
+    pool = list(LABELS)
+    if job.endswith("-judge2"):
+        first = judge_id(match_of(job), 1)
+        prior = st["summ"].get(first)
+        if prior and st["jobs"][first].get("lab"):
+            order, used = st["jobs"][first]["lab"]
+        else:  # both looks run side by side
+            order, used = judge_sides(st, first, 1)
+        sides = [order[1], order[0]]
+        pool = [x for x in pool if x not in used]
+    else:
+        sides = shuffled(rng_for(st["seed"], "order", job), sides)
+    names = shuffled(rng, pool)[:2]
+    return sides, names
+
+
+def finished(st):
+    return st["champion"] is not None and not any(
+        info["s"] in ("ready", "issued") for info in st["jobs"].values())
+
+
+def path_of(st, agent):
+    """The matches an agent played, in order, with their results."""
+    games = []
+    for rnd in st["rounds"]:
+        for m in rnd["matches"]:
+            if agent in (m["a"], m["b"]):
+                games.append((m, st["results"].get(m["id"])))
+    return games
+
+def points(total, looks):
+    """A total on the rubric's scale: several looks are averaged for display."""
+    value = total / float(looks or 1)
+    return "%d" % value if value == int(value) else "%.1f" % value
