@@ -10,14 +10,14 @@ if [ ${#VERSIONS[@]} -eq 0 ]; then
   VERSIONS=(2.1.197 2.1.332)
 fi
 
-# .tools/ must never be committed.
+# .tools must never be committed (the pattern has no slash, so a link named .tools is ignored too).
 GI="$ROOT/.gitignore"
 if [ ! -f "$GI" ]; then
-  printf '.tools/\n' > "$GI"
-elif ! grep -qxF '.tools/' "$GI"; then
+  printf '.tools\n' > "$GI"
+elif ! grep -qxF '.tools' "$GI" && ! grep -qxF '.tools/' "$GI"; then
   # make sure the file ends with a newline before appending
   if [ -s "$GI" ] && [ "$(tail -c1 "$GI" | wc -l)" -eq 0 ]; then printf '\n' >> "$GI"; fi
-  printf '.tools/\n' >> "$GI"
+  printf '.tools\n' >> "$GI"
 fi
 
 export DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1
