@@ -16,7 +16,9 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from tests.e2e.arena_run import max_overlap  # noqa: E402
 from tests.e2e.fake_api import FakeAPI, first_user_text, tool_results  # noqa: E402
+from tests.e2e.lanes_probe import BackgroundPolicy, LanesPolicy, read_claims, write_queue  # noqa: E402
 from tests.e2e.run_claude import make_home, require_claude, run, run_claude  # noqa: E402
 
 DEMO_SKILL = """---
@@ -179,6 +181,129 @@ class ClaudePluginCommands(unittest.TestCase):
         for ver, binp in self.bins.items():
             with self.subTest(version=ver):
                 self._run(ver, binp)
+
+
+PROBE_SKILL = """---
+name: probe
+description: Probe skill for sub-agent scheduling.
+allowed-tools: Bash(python3:*) Bash(sleep:*) Write Edit Read Agent
+---
+PROBE-SKILL-BODY $ARGUMENTS
+"""
+
+
+def probe_setup(test):
+    tmp = tempfile.mkdtemp(prefix="cc-lanes-")
+    test.addCleanup(shutil.rmtree, tmp, True)
+    home = make_home(tmp)
+    cwd = os.path.join(tmp, "work")
+    os.makedirs(cwd)
+    skill = os.path.join(home, ".claude", "skills", "probe")
+    os.makedirs(skill)
+    with open(os.path.join(skill, "SKILL.md"), "w") as f:
+        f.write(PROBE_SKILL)
+    return tmp, home, cwd
+
+
+# whether a version caps the sub-agents of a session at 20 (measured; see tests/e2e/NOTES.md)
+CONCURRENCY_CAP = {"2.1.197": False, "2.1.332": True}
+
+
+class ClaudeLanes(unittest.TestCase):
+    """W lane sub-agents in one message, each looping claim -> one foreground Agent call."""
+
+    def setUp(self):
+        self.bins = require_claude(self)
+
+    def lanes(self, binp, lanes, jobs):
+        tmp, home, cwd = probe_setup(self)
+        write_queue(cwd, jobs)
+        policy = LanesPolicy(lanes, "PROBE-SKILL-BODY")
+        with FakeAPI(policy, os.path.join(tmp, "log")) as api:
+            res = run_claude(binp, "/probe go", base_url=api.base_url, home=home, cwd=cwd, timeout=120)
+        msg = "rc=%s timed_out=%s\nstdout=%s\nstderr=%s\nerrors=%s" % (
+            res.returncode, res.timed_out, res.stdout[-1500:], res.stderr[-1500:], api.errors[:1])
+        self.assertFalse(res.timed_out, msg)
+        self.assertEqual(res.returncode, 0, msg)
+        self.assertEqual(api.errors, [], msg)
+        self.assertIn("FINAL: lanes returned", res.stdout, msg)
+        return policy, read_claims(cwd), msg
+
+    def test_lanes_refill_one_slot_at_a_time(self):
+        # one slow job per lane's worth of quick ones: with waves the quick lanes would sit idle
+        jobs = [["j%02d" % i, 2.5 if i % 4 == 0 else 0.5] for i in range(12)]
+        for ver, binp in self.bins.items():
+            with self.subTest(version=ver):
+                policy, claims, msg = self.lanes(binp, 3, jobs)
+                self.assertEqual(sorted(c["job"] for c in claims), [j for j, _ in jobs], msg)
+                self.assertEqual(sorted(policy.job_spans), [j for j, _ in jobs], "every job ran once: " + msg)
+                self.assertEqual(policy.lane_errors, [], msg)
+                self.assertEqual(set(policy.lane_tools.values()), {True}, "lanes are offered Agent: " + msg)
+                # never more than the lanes, and the lanes really overlap
+                self.assertEqual(max_overlap(list(policy.job_spans.values())), 3, msg)
+                # a lane that got a slow job does not hold the others back: some lane ran
+                # more jobs than the lane that started the slow job j00
+                per_lane = {}
+                for c in claims:
+                    per_lane.setdefault(c["lane"], []).append(c["job"])
+                self.assertGreater(max(len(v) for v in per_lane.values()), min(len(v) for v in per_lane.values()), msg)
+
+    def test_concurrent_limit_counts_lanes_and_jobs(self):
+        # 11 lanes + 11 jobs = 22 sub-agents: 2.1.332 refuses past 20, 2.1.197 has no limit
+        jobs = [["j%02d" % i, 1.5] for i in range(11)]
+        for ver, binp in self.bins.items():
+            with self.subTest(version=ver):
+                policy, claims, msg = self.lanes(binp, 11, jobs)
+                limited = CONCURRENCY_CAP.get(ver)
+                if limited is None:
+                    self.assertLessEqual(max_overlap(list(policy.job_spans.values())), 11, msg)
+                elif limited:
+                    self.assertTrue(policy.lane_errors, msg)
+                    self.assertIn("Concurrent subagent limit reached. You can run 20 subagents at once.",
+                                  policy.lane_errors[0], msg)
+                    self.assertLessEqual(max_overlap(list(policy.job_spans.values())), 9, msg)
+                else:
+                    self.assertEqual(policy.lane_errors, [], msg)
+                    self.assertEqual(max_overlap(list(policy.job_spans.values())), 11, msg)
+
+
+class ClaudeBackgroundWakeUps(unittest.TestCase):
+    """A conductor sub-agent launching jobs with run_in_background true."""
+
+    def setUp(self):
+        self.bins = require_claude(self)
+
+    def conduct(self, binp, mode):
+        tmp, home, cwd = probe_setup(self)
+        policy = BackgroundPolicy([("j1", 0.5), ("j2", 2), ("j3", 4)], mode, "PROBE-SKILL-BODY")
+        with FakeAPI(policy, os.path.join(tmp, "log")) as api:
+            res = run_claude(binp, "/probe go", base_url=api.base_url, home=home, cwd=cwd, timeout=120)
+        msg = "rc=%s stdout=%s stderr=%s errors=%s requests=%s" % (
+            res.returncode, res.stdout[-800:], res.stderr[-800:], api.errors[:1], policy.conductor_requests)
+        self.assertFalse(res.timed_out, msg)
+        self.assertEqual(res.returncode, 0, msg)
+        self.assertEqual(api.errors, [], msg)
+        self.assertEqual(sorted(policy.job_spans), ["j1", "j2", "j3"], msg)
+        for r in policy.launch_results:
+            self.assertIn("Async agent launched successfully.", r, msg)
+        return policy, res, msg
+
+    def test_a_busy_conductor_is_told_of_each_completion(self):
+        for ver, binp in self.bins.items():
+            with self.subTest(version=ver):
+                policy, res, msg = self.conduct(binp, "poll")
+                # each completion shows up in the conductor's next request, one at a time
+                seen = policy.conductor_requests
+                self.assertEqual(seen[-1], 3, msg)
+                self.assertEqual(sorted(set(seen)), [0, 1, 2, 3], msg)
+                self.assertEqual(policy.main_notices, 0, "the main session saw none: " + msg)
+
+    def test_a_conductor_that_ends_its_turn_hands_the_notices_to_the_main_session(self):
+        for ver, binp in self.bins.items():
+            with self.subTest(version=ver):
+                policy, res, msg = self.conduct(binp, "end")
+                self.assertEqual(policy.conductor_requests, [0, 0], "the conductor is never woken: " + msg)
+                self.assertEqual(policy.main_notices, 3, msg)
 
 
 if __name__ == "__main__":
