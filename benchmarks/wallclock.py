@@ -36,9 +36,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "skills", "arena"))
 
-import judging  # noqa: E402  (the modelled judge and the engine import)
-
-bracket = judging.bracket
+import judging  # noqa: E402  (the modelled judge)
+from arena import schedule  # noqa: E402
+from arena.base import DEFAULT_RECHECK, rng_for  # noqa: E402
+from arena.jobs import job_kind, parse_job  # noqa: E402
+from arena.state import apply, finished, new_state, round_done  # noqa: E402
 
 # Minutes. Spawn: one measured 6-agent run with real model sub-agents (four spawns
 # finished after 25 to 37 minutes, the fifth was still working after 55). The
@@ -55,19 +57,19 @@ LANE_START = 0.5   # minutes between one set of lanes returning and the next one
 
 def duration(seed, cv, job):
     """Minutes one job takes: lognormal with the phase's median and this CV, keyed by job id."""
-    rng = bracket.rng_for(seed, "duration", cv, job)
+    rng = rng_for(seed, "duration", cv, job)
     sigma = math.sqrt(math.log(1.0 + cv * cv))
-    return MEDIANS[bracket.job_kind(job)] * math.exp(sigma * judging.normal(rng))
+    return MEDIANS[job_kind(job)] * math.exp(sigma * judging.normal(rng))
 
 
 def pick(st, slots):
     """The engine's rolling picker; pick_wave with a smaller wave where it has none."""
-    if hasattr(bracket, "pick_jobs"):
-        return bracket.pick_jobs(st, slots)
+    if hasattr(schedule, "pick_jobs"):
+        return schedule.pick_jobs(st, slots)
     wave = st["wave"]
     st["wave"] = slots
     try:
-        return bracket.pick_wave(st)
+        return schedule.pick_wave(st)
     finally:
         st["wave"] = wave
 
@@ -76,9 +78,9 @@ class Sim:
     """One run of the real engine on a clock. policy: waves | rolling | lanes | unlimited."""
 
     def __init__(self, n, seed, cv, policy, wave=WAVE, lane_jobs=LANE_JOBS):
-        ev = judging.init_event(n, seed, bracket.DEFAULT_RECHECK, 1)
+        ev = judging.init_event(n, seed, DEFAULT_RECHECK, 1)
         ev["wave"] = wave
-        self.st = bracket.new_state(ev, judging.SIZES)
+        self.st = new_state(ev, judging.SIZES)
         self.st["seq"] = 1
         self.world = (judging.field(n, seed), judging.fatal_line(judging.DEFAULT), seed)
         self.seed, self.cv, self.policy = seed, cv, policy
@@ -96,7 +98,7 @@ class Sim:
 
     def event(self, ev):
         ev["seq"] = self.st["seq"] + 1
-        bracket.apply(self.st, ev)
+        apply(self.st, ev)
 
     def hand_out(self, jobs):
         if not jobs:
@@ -106,7 +108,7 @@ class Sim:
         for job in jobs:
             took = duration(self.seed, self.cv, job)
             self.work += took
-            rnd = bracket.parse_job(job)[1] if job != "final" else len(self.st["rounds"]) + 1
+            rnd = parse_job(job)[1] if job != "final" else len(self.st["rounds"]) + 1
             self.work_by_round[rnd] = self.work_by_round.get(rnd, 0.0) + took
             heapq.heappush(self.running, (self.clock + took, job))
         self.handed += len(jobs)
@@ -114,7 +116,7 @@ class Sim:
         self.max_in_flight = max(self.max_in_flight, len(self.running))
 
     def settle(self):
-        while bracket.round_done(self.st) and self.st["champion"] is None:
+        while round_done(self.st) and self.st["champion"] is None:
             self.event({"e": "advance", "round": len(self.st["rounds"])})
             self.advances.append(self.clock)
 
@@ -131,7 +133,7 @@ class Sim:
             free = self.wave - len(self.running)
             if self.policy == "waves":
                 if not self.running:
-                    self.hand_out(bracket.pick_wave(self.st))
+                    self.hand_out(schedule.pick_wave(self.st))
             elif self.policy == "lanes":
                 if self.set_handed >= self.lane_budget and not self.running:
                     self.set_handed = 0
@@ -141,7 +143,7 @@ class Sim:
             else:
                 self.hand_out(pick(self.st, free))
             if not self.running:
-                if bracket.finished(self.st):
+                if finished(self.st):
                     return self
                 if self.policy == "lanes" and self.set_handed >= self.lane_budget:
                     continue
