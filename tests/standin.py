@@ -2,7 +2,8 @@
 
 A stand-in sub-agent knows only its brief: it reads the file its prompt names,
 writes a well-formed output where the brief says, and replies with the
-receipt. Misbehaving stand-ins break one rule on purpose. The orchestrator
+receipt. Well-behaved ones are the product's `arena.demo` (competitors with a
+hidden quality, a noisy judge); misbehaving ones break one rule on purpose. The orchestrator
 knows only what SKILL.md tells the main session: run `next`, make the Agent
 calls it lists, run `next` again.
 """
@@ -20,6 +21,7 @@ ROOT = os.path.dirname(HERE)
 BRACKET = os.path.join(ROOT, "skills", "arena", "bracket.py")
 sys.path.insert(0, os.path.join(ROOT, "skills", "arena"))
 
+from arena import demo  # noqa: E402
 from arena.jobs import job_kind  # noqa: E402
 
 # Runs are many small fsynced writes; tmpfs makes them cheap and a SIGKILL
@@ -69,6 +71,9 @@ class StandIn:
             return receipt
         if how == "outside":
             write("stray-%s.txt" % job, "written outside .arena\n")
+        if how in (None, "outside"):
+            # a well-behaved sub-agent: the product's own stand-in, with quality
+            return demo.play(self.cwd, prompt, self.seed)
         rng = pick(self.seed, job)
         header = "<!-- arena job: %s -->\n" % (job if how != "wrong-job" else "spawn-a999")
         if kind == "spawn":

@@ -1,0 +1,257 @@
+"""Stand-in sub-agents: play any job from its brief alone, for demos and tests.
+
+Call `play(project, prompt, seed)` for one Agent call: `prompt` is the one line `next`
+prints ("Read .arena/<run>/b/<job>.md and follow it."), `project` the folder it runs in.
+It reads that brief, writes exactly the files a real sub-agent would (a solution; an
+attack file; answers plus a full revised solution; a verdict JSON) and returns the
+receipt line. `play_brief(project, brief_path, seed)` does the same from the brief's path.
+
+Each competitor has a hidden quality drawn from the seed and its id. Its solutions say
+it in a `quality:` line and list their flaws (`flaw F2 MAJOR: ...`); attackers find some
+flaws and invent a few; a defence concedes real ones and its revision fixes most of
+them, scoring a little higher. The judge reads only its blinded copies: it scores the
+quality it reads with noise and a bonus for the side shown first, flags FATAL when a
+FATAL flaw is still there (and rarely when none is), and says "low" when it is unsure.
+So matches have real margins, close calls (second looks) and upsets. Everything is
+drawn from the seed, the job and the text read, never from the order jobs run in, so a
+re-issued job writes the same thing. Writes only the files its brief names.
+"""
+
+import json
+import math
+import os
+import re
+import statistics
+
+from .base import MAX_ATTACKS, rng_for
+
+# quality points = CENTRE + SPREAD * latent quality (a standard normal), as in benchmarks/judging.py
+CENTRE, SPREAD = 65.0, 10.0
+# the worst fifth of the field starts with a fatal flaw
+FATAL_LINE = statistics.NormalDist().inv_cdf(0.2)
+JUDGE_NOISE, FIRST_BONUS = 4.2, 2.0
+MISS_FATAL, FALSE_FATAL = 0.2, 0.02
+LOW_CONFIDENCE = 2.0
+FIX_GAIN = {"FATAL": 3.0, "MAJOR": 1.5, "MINOR": 0.5}
+SEVERITY = ("FATAL", "MAJOR", "MINOR")
+
+FLAWS = {
+    "FATAL": ("gives a wrong result when the input is empty", "the main step contradicts the task's own example",
+              "the core computation is off by one"),
+    "MAJOR": ("misses the second requirement of the task", "no handling of invalid input",
+              "a required output format is ignored", "a step depends on a tool the task rules out"),
+    "MINOR": ("step order is confusing", "one example is not worked through", "a name is used before it is defined",
+              "the summary repeats the body"),
+}
+INVENTED = ("the approach is not the most common one", "the answer could be shorter",
+            "a rarely used edge case is not mentioned")
+
+PROMPT = re.compile(r"^Read (\S+) and follow it\.$")
+FLAW = re.compile(r"^flaw (F\d+) (FATAL|MAJOR|MINOR): (.*)$", re.M)
+QUALITY = re.compile(r"^quality: (-?\d+(?:\.\d+)?)$", re.M)
+
+
+def normal(rng):
+    return statistics.NormalDist().inv_cdf(min(max(rng.random(), 1e-12), 1 - 1e-12))
+
+
+def quality_of(seed, agent):
+    """An agent's hidden latent quality (standard normal), from the seed alone."""
+    return normal(rng_for(seed, "demo-quality", agent))
+
+
+def play(project, prompt, seed=0):
+    """Play the Agent call whose prompt is `prompt`; returns its receipt line."""
+    m = PROMPT.match(prompt.strip())
+    if not m:
+        raise ValueError("not an arena prompt: %r" % prompt[:80])
+    return play_brief(project, m.group(1), seed)
+
+
+def play_brief(project, brief_path, seed=0):
+    """Read the brief at brief_path (relative to project), write the job's files, return the receipt."""
+    brief = after_task(read(project, brief_path))
+    receipt = re.search(r"^(done (\S+))$", brief, re.M)
+    job = receipt.group(2)
+    paths = unique(re.findall(r"`(\.arena/[^`]+)`", brief))
+    out = [p for p in paths if re.search(r"/out/%s\.(?:md|json)$" % re.escape(job), p)][0]
+    head = "<!-- arena job: %s -->\n" % job
+    if job.startswith("spawn-"):
+        write(project, out, head + spawn(seed, job[6:], read(project, brief_path)))
+    elif re.search(r"-atk-", job):
+        target = [p for p in paths if p != out][0]
+        write(project, out, head + attack(seed, job, read(project, target)))
+    elif re.search(r"-def-", job):
+        me = job.split("-")[3]
+        attacks = [p for p in paths if "-atk-" in p][0]
+        mid = "-".join(job.split("-")[:2])
+        revised = [p for p in paths if p.endswith("/out/%s-sol-%s.md" % (mid, me))][0]
+        own = [p for p in paths if p not in (out, attacks, revised)][0]
+        answers, solution = defend(seed, job, read(project, own), read(project, attacks))
+        write(project, out, head + answers)
+        write(project, revised, head + solution)
+    else:
+        write(project, out, json.dumps(verdict(seed, job, brief, project)) + "\n")
+    return receipt.group(1)
+
+
+# ---------------------------------------------------------------- competitors
+
+def spawn(seed, agent, brief):
+    q = quality_of(seed, agent)
+    rng = rng_for(seed, "demo-spawn", agent)
+    flaws = []
+    if q < FATAL_LINE:
+        flaws.append("FATAL")
+    flaws += ["MAJOR" for _ in range(3) if rng.random() < min(0.8, max(0.05, 0.35 - 0.15 * q))]
+    flaws += ["MINOR" for _ in range(3) if rng.random() < 0.4]
+    found = [(kind, FLAWS[kind][int(rng.random() * len(FLAWS[kind]))]) for kind in flaws]
+    listed = [("F%d" % k, kind, what) for k, (kind, what) in enumerate(found, 1)]
+    return solution_text(CENTRE + SPREAD * q, listed, 0, task_line(brief), int(rng.random() * 6) + 2)
+
+
+def solution_text(points, flaws, revision, about, steps):
+    lines = ["# Answer", "", "Stand-in answer to: %s" % about, "", "quality: %.1f" % points,
+             "revision: %d" % revision]
+    lines += ["flaw %s %s: %s" % f for f in flaws]
+    lines.append("")
+    lines += ["Step %d: do the part of the task this step covers, with exact values." % k for k in range(1, steps + 1)]
+    return "\n".join(lines) + "\n"
+
+
+def read_solution(text):
+    """(points, [(id, kind, what)], revision, about, steps) from a solution's text."""
+    q = QUALITY.search(text)
+    rev = re.search(r"^revision: (\d+)$", text, re.M)
+    about = re.search(r"^Stand-in answer to: (.*)$", text, re.M)
+    return (float(q.group(1)) if q else None, FLAW.findall(text), int(rev.group(1)) if rev else 0,
+            about.group(1) if about else "the task", max(1, len(re.findall(r"^Step \d+:", text, re.M))))
+
+
+def attack(seed, job, target):
+    me = job.split("-")[3]
+    skill = quality_of(seed, me)
+    rng = rng_for(seed, "demo-attack", job)
+    spot = min(0.9, max(0.2, 0.55 + 0.15 * skill))
+    found = [(kind, "flaw %s, %s" % (fid, what)) for fid, kind, what in read_solution(target)[1] if rng.random() < spot]
+    if rng.random() < 0.3:
+        u = rng.random()
+        kind = "FATAL" if u < 0.1 else "MAJOR" if u < 0.4 else "MINOR"
+        found.append((kind, INVENTED[int(rng.random() * len(INVENTED))]))
+    found.sort(key=lambda f: SEVERITY.index(f[0]))
+    parts = ["## ATTACK %d %s: %s\nThe solution fails here; the task asks for it and a plain input shows it.\n"
+             % (k, kind, what) for k, (kind, what) in enumerate(found[:MAX_ATTACKS], 1)]
+    return "".join(parts)
+
+
+def defend(seed, job, own, attacks):
+    """(answers text, revised solution text): concede real flaws and fix most of them."""
+    me = job.split("-")[3]
+    skill = quality_of(seed, me)
+    rng = rng_for(seed, "demo-defend", job)
+    points, flaws, revision, about, steps = read_solution(own)
+    if points is None:
+        points = CENTRE
+    live = {fid: (kind, what) for fid, kind, what in flaws}
+    answers = []
+    claims = re.findall(r"^## ATTACK (\d+) \S+?: (.*)$", attacks, re.M)
+    for n, summary in claims:
+        m = re.match(r"flaw (F\d+)\b", summary)
+        if m and m.group(1) in live:
+            kind = live[m.group(1)][0]
+            answers.append("## ANSWER %s CONCEDE: %s is fixed where possible\nThe revision addresses it.\n" % (n, m.group(1)))
+            if rng.random() < {"FATAL": 0.6, "MAJOR": 0.8, "MINOR": 0.9}[kind] + 0.05 * skill:
+                del live[m.group(1)]
+                points += FIX_GAIN[kind]
+        else:
+            answers.append("## ANSWER %s REBUT: the claim does not hold\nThe text already covers it.\n" % n)
+    left = [(fid, kind, what) for fid, kind, what in flaws if fid in live]
+    return "".join(answers), solution_text(min(100.0, points), left, revision + 1, about, steps)
+
+
+# ---------------------------------------------------------------- the judge
+
+def verdict(seed, job, brief, project):
+    """A judge's verdict from its brief and its blinded copies alone."""
+    inputs = section(brief, "Inputs")
+    rubric = [(name, int(top)) for name, top in re.findall(r"^- (\S+) \((\d+)\): ", section(brief, "Rubric"), re.M)]
+    labels = re.findall(r"^- ([A-Za-z]+)(?::|$)", inputs, re.M)
+    scores, fatal, totals = {}, {}, {}
+    for pos, label in enumerate(labels):
+        path = re.search(r"^- %s(?::| *\n  - revised solution:) (\S+)$" % label, inputs, re.M).group(1)
+        text = read(project, path)
+        for other in labels:
+            text = text.replace(other, "LABEL")
+        # the draw depends on what is judged and where it is shown, not on the labels,
+        # so a judge handed out again (fresh labels, same order) writes the same verdict
+        rng = rng_for(seed, "demo-judge", job, pos, text)
+        points, flaws = read_solution(text)[:2]
+        if points is None:  # not a stand-in's text, e.g. the user's baseline
+            points = 0.0 if text.startswith("(nothing was received") else CENTRE - SPREAD * 0.5
+        seen = points + JUDGE_NOISE * normal(rng) + (FIRST_BONUS if pos == 0 else 0.0)
+        has_fatal = any(kind == "FATAL" for _, kind, _ in flaws)
+        u = rng.random()
+        fatal[label] = (u >= MISS_FATAL) if has_fatal else (u < FALSE_FATAL)
+        totals[label] = seen
+        scores[label] = scorecard(seen, rubric, rng)
+    sums = [sum(scores[x].values()) * 100.0 / max(1, sum(t for _, t in rubric)) for x in labels]
+    low = len(labels) == 2 and abs(sums[0] - sums[1]) < LOW_CONFIDENCE
+    best = max(labels, key=lambda x: sum(scores[x].values())) if labels else ""
+    return {"job": job, "scores": scores, "fatal": fatal, "confidence": "low" if low else "high",
+            "reason": "%s holds up better on the rubric as read." % best}
+
+
+def scorecard(seen, rubric, rng):
+    """Integer scores summing to about seen% of the rubric, each in proportion to its maximum,
+    with a point sometimes moved between criteria so equal totals can still differ."""
+    whole = sum(top for _, top in rubric)
+    total = int(math.floor(min(100.0, max(0.0, seen)) * whole / 100.0 + 0.5))
+    raw = [total * top / float(whole) for _, top in rubric]
+    card = [int(x) for x in raw]
+    order = sorted(range(len(raw)), key=lambda i: (card[i] - raw[i], i))
+    for i in order[:total - sum(card)]:
+        card[i] += 1
+    if len(card) > 1 and rng.random() < 0.5:
+        give, take = int(rng.random() * len(card)), int(rng.random() * len(card))
+        if give != take and card[give] > 0 and card[take] < rubric[take][1]:
+            card[give] -= 1
+            card[take] += 1
+    return {name: x for (name, _), x in zip(rubric, card)}
+
+
+# ---------------------------------------------------------------- files
+
+def section(brief, title):
+    m = re.search(r"^## %s\n(.*?)(?=^## |\Z)" % re.escape(title), brief, re.M | re.S)
+    return m.group(1) if m else ""
+
+
+def after_task(brief):
+    """The brief after the fenced task: the task is data and may hold anything."""
+    fence = re.search(r"^(=====ARENA-DATA-\w+=====)$", brief, re.M)
+    return brief.rsplit(fence.group(1), 1)[1] if fence else brief
+
+
+def task_line(brief):
+    """The task's first non-blank line, as a solution might restate it."""
+    m = re.search(r"^(=====ARENA-DATA-\w+=====)\n(.*?)^\1$", brief, re.M | re.S)
+    line = next((x.strip() for x in (m.group(2) if m else "").splitlines() if x.strip()), "the task")
+    return line[:80]
+
+
+def unique(items):
+    seen = []
+    for x in items:
+        if x not in seen:
+            seen.append(x)
+    return seen
+
+
+def read(project, rel):
+    with open(os.path.join(project, rel), encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+def write(project, rel, text):
+    with open(os.path.join(project, rel), "w", encoding="utf-8") as f:
+        f.write(text)
