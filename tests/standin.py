@@ -13,6 +13,7 @@ import json
 import os
 import random
 import re
+import shlex
 import subprocess
 import sys
 
@@ -47,11 +48,13 @@ def pick(seed, *labels):
 class StandIn:
     """Plays any job from its brief alone. `misbehave` maps job id -> how to fail (first try only)."""
 
-    def __init__(self, cwd, seed=0, misbehave=None, always=None):
+    def __init__(self, cwd, seed=0, misbehave=None, always=None, run_code=False):
         self.cwd, self.seed = cwd, seed
         self.misbehave = dict(misbehave or {})
         self.always = dict(always or {})
         self.calls = []
+        # with run_code, every job writes check.py in its work folder and runs it the way its brief says
+        self.run_code, self.code_runs = run_code, {}
 
     def __call__(self, call):
         prompt = call["prompt"]
@@ -67,6 +70,8 @@ class StandIn:
         kind = job_kind(job)
         out = re.search(r"`(\.arena/[^`]+?/out/%s\.(?:md|json))`" % re.escape(job), brief).group(1)
         write = lambda rel, text: self._write(rel, text)
+        if self.run_code:
+            self.code_runs[job] = self._run_check(brief)
         if how == "missing":
             return receipt
         if how == "outside":
@@ -128,6 +133,19 @@ class StandIn:
                 text = json.dumps(verdict)
             write(out, text)
         return receipt
+
+    def _run_check(self, brief):
+        """(exit code, stdout) of check.py run by the brief's exec command, or None without one."""
+        command = re.search(r"`(python3 -S \"[^\"]+\" exec --run \S+ --job \S+) <file> \[arguments\]`", brief)
+        if not command:
+            return None
+        folder = re.search(r"Your work folder is `([^`]+)`", brief).group(1)
+        self._write(folder + "check.py", "import os, tempfile\n"
+                    "print('checked in', os.path.basename(os.getcwd()))\n"
+                    "print('temp inside:', tempfile.gettempdir().startswith(os.getcwd()))\n")
+        proc = subprocess.run(shlex.split(command.group(1)) + ["check.py"], cwd=self.cwd, capture_output=True,
+                              text=True, timeout=120)
+        return proc.returncode, proc.stdout + proc.stderr
 
     def _write(self, rel, text):
         path = os.path.join(self.cwd, rel)

@@ -12,8 +12,8 @@ import standin
 
 PACKAGE = os.path.join(standin.ROOT, "skills", "arena", "arena")
 # Each module may import only modules of a lower layer (index); report sits beside cli.
-LAYERS = [("base",), ("cards", "pairing", "jobs"), ("state",), ("storage",), ("outputs",), ("briefs", "schedule"),
-          ("decision",), ("audit", "estimate", "demo"), ("cli", "report")]
+LAYERS = [("base",), ("cards", "pairing", "jobs", "workspace"), ("state",), ("storage",), ("outputs",),
+          ("briefs", "schedule"), ("decision",), ("audit", "estimate", "demo"), ("cli", "report")]
 LAYER = {m: k for k, names in enumerate(LAYERS) for m in names}
 
 

@@ -9,10 +9,11 @@ import os
 import re
 
 from .base import BRACKET, SKILL_DIR, MAX_ATTACKS, MAX_SOLUTION_BYTES, read_text
-from .jobs import match_of, outputs_of, parse_job
+from .jobs import job_kind, match_of, outputs_of, parse_job
 from .state import find_match, judge_sides, opponent
 from .storage import atomic_write
 from .outputs import BadOutput, HEADER, read_output
+from .workspace import EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, work_folder
 
 
 def load_template(kind):
@@ -64,7 +65,8 @@ def write_brief(run, st, job, attempt, cards, rubric, task):
         if os.path.islink(run.path(p)):
             os.unlink(run.path(p))
     values = {"job": job, "task": fenced(st, task), "fence": st["fence"], "output": rel(outs[0]),
-              "receipt": "done " + job, "max_attacks": str(MAX_ATTACKS)}
+              "receipt": "done " + job, "max_attacks": str(MAX_ATTACKS), "reproducers": ""}
+    values.update(workspace_values(run, st, job))
     if kind in ("spawn", "atk", "def"):
         values["card"] = card_text(st, who, cards)
     if kind == "atk":
@@ -108,7 +110,30 @@ def write_brief(run, st, job, attempt, cards, rubric, task):
     atomic_write(run.path("b", job + ".md"), fill(template, values), durable=False)
 
 
+def engine_command():
+    # the exact form the skill's allowed-tools names, so sub-agents can run it without a prompt
+    return 'python3 -S "%s"' % BRACKET
+
+
+def workspace_values(run, st, job):
+    """The brief's work folder, time budget and code-running lines; makes the folder."""
+    kind = job_kind(job)
+    folder = work_folder(job)
+    if os.path.islink(run.path(folder)):
+        # a link planted by an earlier try would send this job's scratch files outside .arena/
+        os.unlink(run.path(folder))
+    os.makedirs(run.path(folder), exist_ok=True)
+    values = {"job": job, "run": st["run"], "bracket": engine_command(), "work": os.path.join(run.dir, folder) + "/",
+              "minutes": str(st.get("minutes", PHASE_MINUTES).get(kind, PHASE_MINUTES[kind])),
+              "exec_seconds": str(EXEC_SECONDS), "exec_max": str(EXEC_MAX_SECONDS)}
+    code = "on" if st.get("run_code") else "off"
+    values["run_code"] = fill(load_template("part-run-code-" + code), values).rstrip("\n")
+    values["workspace"] = fill(load_template("part-workspace"), values).rstrip("\n")
+    values["evidence"] = fill(load_template("part-evidence-" + code), values).rstrip("\n")
+    return values
+
+
 def write_conductor_brief(run, st):
-    values = {"bracket": 'python3 -S "%s"' % BRACKET, "run": st["run"],
+    values = {"bracket": engine_command(), "run": st["run"],
               "batch": str(st["batch_waves"])}
     atomic_write(run.path("conductor.md"), fill(load_template("conductor"), values))

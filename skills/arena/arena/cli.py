@@ -24,6 +24,8 @@ from .briefs import load_template, write_brief, write_conductor_brief
 from .schedule import planned_waves, progress_line
 from .decision import plan_next, render_next, settle_state
 from .audit import fingerprint, tree_changes
+from .workspace import (EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, PHASE_WORDS, format_minutes,
+                        parse_job_minutes, resolve_in, run_script, temp_changes, temp_snapshot, work_folder)
 from .estimate import (ASSUMED, estimate_tokens, format_estimate, job_counts, measured_sizes, plan_table,
                        tokens_of)
 
@@ -36,6 +38,16 @@ def cmd_plan(args):
         task = read_input(args.task_file, "--task-file")
         calls = job_counts(n, args.wave, args.baseline, args.recheck != "off")
         print(format_estimate(estimate_tokens(calls, tokens_of(task), ASSUMED), "assumed"))
+    print(code_line(args.run_code, "<run>"))
+    print("time per job: %s minutes (--job-minutes)" % format_minutes(parse_job_minutes(args.job_minutes)))
+
+
+def code_line(run_code, run_name):
+    if run_code:
+        return ("running code: ON (--run-code): sub-agents may run Python scripts they write in "
+                ".arena/%s/work/<job>/, through bracket.py exec; that is model-written code run as you on this "
+                "machine" % run_name)
+    return "running code: off: sub-agents read and reason about code and run nothing (--run-code lets them test it)"
 
 
 def check_numbers(n, wave, cards=None):
@@ -58,9 +70,11 @@ def cmd_init(args):
     if args.batch_waves < 1:
         raise ArenaError("--batch-waves must be 1 or more, not %d" % args.batch_waves)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10 ** 6)
+    minutes = parse_job_minutes(args.job_minutes)
     task = read_input(args.task_file, "--task-file")
     baseline = read_input(args.baseline_file, "--baseline-file") if args.baseline_file else None
-    for kind in ("spawn", "attack", "defend", "judge", "final", "conductor"):
+    for kind in ("spawn", "attack", "defend", "judge", "final", "conductor", "part-workspace",
+                 "part-run-code-on", "part-run-code-off", "part-evidence-on", "part-evidence-off"):
         load_template(kind)
     name = args.run or time.strftime("%Y%m%d-%H%M%S") + "-s%d" % seed
     root = ".arena"
@@ -79,6 +93,8 @@ def cmd_init(args):
     if baseline is not None:
         atomic_write(run.path("baseline.md"), baseline)
     atomic_write(run.path("fingerprint.json"), json.dumps({"complete": complete, "files": fp}))
+    atomic_write(run.path("tempdir.json"), json.dumps(temp_snapshot()))
+    os.makedirs(run.path("work"))
     rng = rng_for(seed, "fence", hashlib.sha256(task.encode("utf-8")).hexdigest())
     fence = "=====ARENA-DATA-%012x=====" % rng.getrandbits(48)
     while fence in task or (baseline and fence in baseline):
@@ -88,7 +104,7 @@ def cmd_init(args):
           "fence": fence, "baseline": baseline is not None, "model": args.model, "judge_model": args.judge_model,
           "recheck": None if args.recheck == "off" else int(args.recheck), "final_judges": args.final_judges,
           "pack": not args.no_pack, "batch_waves": args.batch_waves, "mode": "direct" if args.direct else "conductor",
-          "sizes": list(sizes)}
+          "sizes": list(sizes), "run_code": bool(args.run_code), "minutes": minutes}
     ev["plan_waves"] = planned_waves(ev)
     with run.lock():
         run.append([ev])
@@ -99,6 +115,7 @@ def cmd_init(args):
     atomic_write(os.path.join(root, "current"), name + "\n")
     print("run %s: %d agents, seed %d, wave %d, %s mode; task in %s" % (
         name, n, seed, args.wave, st["mode"], run.path("task.md")))
+    print(code_line(st["run_code"], name))
     print("next: next --run %s" % name)
 
 
@@ -273,8 +290,50 @@ def cmd_status(args):
         task = tokens_of(read_text(run.path("task.md")))
         print(format_estimate(estimate_tokens(calls, task, measured_sizes(run, st)), "measured"))
         print(format_estimate(estimate_tokens(calls, task, ASSUMED), "assumed"))
+        print(code_line(st.get("run_code"), st["run"]))
+        print_handed_out(st, time.time())
         print_tree_changes(run)
     with_run(args, go)
+
+
+def print_handed_out(st, now):
+    """Each job out with an agent now, longest first, against the minutes it is worth."""
+    minutes = st.get("minutes", PHASE_MINUTES)
+    out = sorted(((now - i["at"]) / 60.0, j) for j, i in st["jobs"].items() if i["s"] == "issued" and i.get("at"))
+    print("time per job: %s minutes; handed out now: %d" % (format_minutes(minutes), len(out)))
+    for elapsed, job in sorted(out, reverse=True)[:10]:
+        budget = minutes.get(job_kind(job), 0)
+        print("  %s: %d min since handed out%s" % (job, int(elapsed), ", over its %d" % budget
+                                                   if elapsed > budget else ""))
+
+
+def cmd_exec(args):
+    def go(run, st):
+        if not st.get("run_code"):
+            raise ArenaError("run %s does not run code (it was started without --run-code): check the code by "
+                             "reasoning instead and finish the job without running it" % st["run"])
+        info = st["jobs"].get(args.job)
+        if info is None:
+            raise ArenaError("run %s has no job %r; use the job id your brief names" % (st["run"], args.job[:40]))
+        if info["s"] != "issued":
+            raise ArenaError("job %s is not handed out now; code runs only for a job while its agent works on it"
+                             % args.job)
+        folder = run.path(work_folder(args.job))
+        path = resolve_in(folder, args.file)
+        if path is None:
+            raise ArenaError("%s is not a file in the work folder %s/; write the script there first"
+                             % (args.file[:120], folder))
+        return folder, path
+    if not 1 <= args.timeout <= EXEC_MAX_SECONDS:
+        raise ArenaError("--timeout must be 1 to %d seconds, not %d" % (EXEC_MAX_SECONDS, args.timeout))
+    folder, path = with_run(args, go)
+    # the run is not locked while the script runs: it may take minutes and next must not wait
+    status, text, seconds = run_script(path, args.args, folder, args.timeout)
+    sys.stdout.write(text if not text or text.endswith("\n") else text + "\n")
+    if status is None:
+        print("[timed out after %d s and killed; --timeout S allows up to %d]" % (args.timeout, EXEC_MAX_SECONDS))
+    else:
+        print("[exit status %d after %.1f s]" % (status, seconds))
 
 
 def print_tree_changes(run):
@@ -287,6 +346,25 @@ def print_tree_changes(run):
         print("files outside .arena/ changed since init%s: %d" % (note, len(changes)))
         for c in changes[:20]:
             print("  " + c)
+    print_temp_changes(run)
+
+
+def print_temp_changes(run):
+    """New entries of this user's in the system's temp dir: a sub-agent's scratch files would show here."""
+    try:
+        before = json.loads(read_text(run.path("tempdir.json")))
+    except (ArenaError, ValueError):
+        print("system temp folder: not checked (no snapshot was taken at init)")
+        return
+    top, new = temp_changes(before)
+    if new is None:
+        print("system temp folder %s: not checked (it cannot be listed)" % top)
+    elif not new:
+        print("system temp folder %s: no new entries of yours since init (changes inside older entries are "
+              "not seen)" % top)
+    else:
+        print("system temp folder %s: %d new entries of yours since init, from any program you ran, sub-agents "
+              "included: %s" % (top, len(new), ", ".join(new[:10]) + (", ..." if len(new) > 10 else "")))
 
 
 def cmd_winner(args):
@@ -383,6 +461,8 @@ def build_parser():
     c.add_argument("--baseline", action="store_true", help="add the final check against the old answer")
     c.add_argument("--recheck", default=str(DEFAULT_RECHECK), help="margin for a second judge, or off")
     c.add_argument("--task-file", help="estimate tokens for this task")
+    c.add_argument("--run-code", action="store_true", help="show the preview for a run that lets sub-agents run code")
+    c.add_argument("--job-minutes", help="minutes per job: N (spawn N, the rest in proportion) or spawn=N,judge=M")
 
     c = command("init", cmd_init, "start a run: deal cards, pair round 1, write the state", run=False)
     c.add_argument("--agents", type=whole, default=DEFAULT_AGENTS)
@@ -400,6 +480,10 @@ def build_parser():
     c.add_argument("--no-pack", action="store_true", help="one phase per wave, as the per-phase table counts")
     c.add_argument("--direct", action="store_true", help="the main session runs every wave itself")
     c.add_argument("--batch-waves", type=whole, default=DEFAULT_BATCH, help="waves per conductor")
+    c.add_argument("--run-code", action="store_true",
+                   help="let sub-agents run Python scripts they write in their work folders (bracket.py exec)")
+    c.add_argument("--job-minutes", help="minutes each job is worth, stated in its brief: N (spawn N, the rest in "
+                   "proportion; default %s) or phase=N pairs like spawn=20,judge=6" % format_minutes(PHASE_MINUTES))
 
     c = command("next", cmd_next, "collect what arrived and print exactly what to do now")
     c.add_argument("--retry", action="store_true", help="the last wave's agents have returned: re-issue what is missing")
@@ -420,6 +504,13 @@ def build_parser():
     command("winner", cmd_winner, "the survivor, its card, path, the attacks it survived, the baseline check")
     command("report", cmd_report, "write report.html: the bracket, scores, attacks and the winner's path")
     command("repair", cmd_repair, "rebuild state.json from journal.jsonl")
+    c = command("exec", cmd_exec, "run a Python script from a job's work folder, for its agent (runs "
+                "started with --run-code only)")
+    c.add_argument("--job", required=True, help="the job whose work folder holds the script")
+    c.add_argument("--timeout", type=whole, default=EXEC_SECONDS,
+                   help="seconds before the script is killed (default %d, at most %d)" % (EXEC_SECONDS, EXEC_MAX_SECONDS))
+    c.add_argument("file", help="the script, in the job's work folder")
+    c.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
     return p
 
 

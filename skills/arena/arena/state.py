@@ -11,6 +11,7 @@ from .base import ArenaError, DEFAULT_BATCH, DEFAULT_RECHECK, LABELS, TRIES, rng
 from .cards import deal_cards
 from .pairing import make_round
 from .jobs import agent_ids, job_kind, judge_id, match_of
+from .workspace import PHASE_MINUTES
 
 
 EVENTS = ("init", "issue", "shown", "done", "fail", "record", "advance", "mode", "batch")
@@ -31,6 +32,7 @@ def new_state(ev, sizes):
         "byes": {}, "out": {}, "sol": {}, "rounds": [], "results": {},
         "jobs": {}, "summ": {}, "waves": [], "batch": None, "champion": None,
         "final": None, "manual": {}, "seq": 0,
+        "run_code": bool(ev.get("run_code")), "minutes": dict(ev.get("minutes") or PHASE_MINUTES),
     }
     for pos, a in enumerate(ids):
         add_job(st, "spawn-" + a)
@@ -156,7 +158,7 @@ def apply(st, ev):
         st["waves"].append({"n": ev["wave"], "at": ev["at"], "size": len(ev["jobs"]), "shown": False})
         for j in ev["jobs"]:
             job = st["jobs"][j]
-            job["s"], job["t"], job["w"] = "issued", job["t"] + 1, ev["wave"]
+            job["s"], job["t"], job["w"], job["at"] = "issued", job["t"] + 1, ev["wave"], ev["at"]
             if j in ev.get("labels", {}):
                 job["lab"] = ev["labels"][j]
     elif kind == "done":

@@ -1,0 +1,237 @@
+"""Each job's work folder, running code there, the time a job is worth, and reproducers.
+
+Every job gets `work/<job>/` in the run folder for its scratch files. With `init
+--run-code`, `bracket.py exec` runs a Python script from that folder for the job that
+owns it; otherwise nothing is run for a sub-agent. An attack may name a reproducer, a
+file in the attacker's work folder; judges get a copy without agent ids in theirs.
+"""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from .base import ArenaError
+
+
+# Minutes each kind of job is worth; a spawn writes a whole solution, a judge
+# reads two and scores them.
+PHASE_MINUTES = {"spawn": 15, "atk": 8, "def": 8, "judge": 5, "final": 5}
+
+
+# The phase names users type, mapped to job kinds.
+PHASE_WORDS = {"spawn": "spawn", "attack": "atk", "defend": "def", "judge": "judge", "final": "final"}
+
+
+EXEC_SECONDS = 60
+
+
+EXEC_MAX_SECONDS = 600
+
+
+# Output of one exec shown to the agent; the rest is cut from the middle.
+EXEC_SHOWN = 16 * 1024
+
+
+MAX_REPRODUCER_BYTES = 256 * 1024
+
+
+VERDICT_REPRODUCED = ("yes", "fixed", "no", "not run")
+
+
+def parse_job_minutes(text):
+    """Minutes per job kind from `15` (spawn 15, the rest in proportion) or `spawn=20,judge=6`."""
+    text = (text or "").strip()
+    minutes = dict(PHASE_MINUTES)
+    if not text:
+        return minutes
+    if re.match(r"^\d+$", text):
+        spawn = int(text)
+        if not 1 <= spawn <= 600:
+            raise ArenaError("--job-minutes must be 1 to 600, not %s" % text)
+        for kind, default in PHASE_MINUTES.items():
+            minutes[kind] = max(1, int(round(default * spawn / float(PHASE_MINUTES["spawn"]))))
+        return minutes
+    for part in text.split(","):
+        m = re.match(r"^\s*([a-z]+)\s*=\s*(\d+)\s*$", part)
+        if not m or m.group(1) not in PHASE_WORDS or not 1 <= int(m.group(2)) <= 600:
+            raise ArenaError("--job-minutes takes a number (spawn minutes; the other phases scale with it) or "
+                             "phase=minutes pairs like spawn=20,judge=6 (phases: %s; 1 to 600 each), not %r"
+                             % (", ".join(PHASE_WORDS), text[:60]))
+        minutes[PHASE_WORDS[m.group(1)]] = int(m.group(2))
+    return minutes
+
+
+def format_minutes(minutes):
+    return ", ".join("%s %d" % (word, minutes[kind]) for word, kind in PHASE_WORDS.items())
+
+
+def work_folder(job):
+    """A job's work folder, relative to the run folder."""
+    return "work/%s" % job
+
+
+def inside(path, folder):
+    """True when path, links resolved, is folder or below it."""
+    real, top = os.path.realpath(path), os.path.realpath(folder)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def resolve_in(folder, name):
+    """The real path of a file a sub-agent named, if it lies in folder; else None.
+
+    Accepted: a name relative to the folder, the path as the project sees it
+    (`.arena/<run>/work/<job>/x.py`), or an absolute path.
+    """
+    for path in (os.path.join(folder, name), name):
+        if os.path.isfile(path) and inside(path, folder):
+            return os.path.realpath(path)
+    return None
+
+
+# ---------------------------------------------------------------- reproducers
+
+REPRODUCER = re.compile(r"^Reproducer:[ \t]*(.*?)[ \t]*$", re.M)
+ATTACK_HEAD = re.compile(r"^## ATTACK (\d+) ", re.M)
+
+
+def attack_bodies(body):
+    """[(number, text)] of an attack file's attacks, in order."""
+    heads = list(ATTACK_HEAD.finditer(body))
+    out = []
+    for i, m in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(body)
+        out.append((int(m.group(1)), body[m.end():end]))
+    return out
+
+
+def find_reproducers(body, folder, path):
+    """{attack number as text: file name within folder} of an attack file's reproducers.
+
+    folder is the attacker's work folder. Raises ValueError with a message for the
+    sub-agent when a reproducer is malformed.
+    """
+    found = {}
+    for number, text in attack_bodies(body):
+        names = REPRODUCER.findall(text)
+        if not names:
+            continue
+        if len(names) > 1:
+            raise ValueError("%s: attack %d names %d reproducers; give at most one" % (path, number, len(names)))
+        name = names[0].strip("`'\"")
+        after = text[text.index("Reproducer:"):]
+        if not re.search(r"^Output:", after, re.M):
+            raise ValueError("%s: attack %d names a reproducer but no 'Output:' line follows it with what it printed"
+                             % (path, number))
+        if not name:
+            raise ValueError("%s: attack %d has an empty 'Reproducer:' line" % (path, number))
+        real = resolve_in(folder, name)
+        if real is None:
+            raise ValueError("%s: attack %d names reproducer %r, which is not a file in your work folder %s/"
+                             % (path, number, name[:80], folder))
+        if os.path.getsize(real) > MAX_REPRODUCER_BYTES:
+            raise ValueError("%s: attack %d: reproducer %s is over %d KiB" % (
+                path, number, name[:80], MAX_REPRODUCER_BYTES // 1024))
+        found[str(number)] = os.path.relpath(real, os.path.realpath(folder)).replace(os.sep, "/")
+    return found
+
+
+def check_reproduced(value, labels, expected, path):
+    """A verdict's optional `reproduced` field: {label: {attack number: one of VERDICT_REPRODUCED}}.
+
+    expected is {label: [attack numbers that carry a reproducer]}.
+    """
+    if not isinstance(value, dict):
+        raise ValueError("%s: 'reproduced' must be an object like {\"%s\": {\"1\": \"yes\"}}" % (path, labels[0]))
+    out = {}
+    for label, entries in value.items():
+        if label not in labels:
+            raise ValueError("%s: 'reproduced' names %r; use the labels %s" % (path, str(label)[:20], " and ".join(labels)))
+        if not isinstance(entries, dict):
+            raise ValueError("%s: 'reproduced' for %s must be an object of attack number: result" % (path, label))
+        for number, result in entries.items():
+            if str(number) not in expected.get(label, []):
+                raise ValueError("%s: 'reproduced' gives attack %s against %s, which carries no reproducer"
+                                 % (path, str(number)[:10], label))
+            if result not in VERDICT_REPRODUCED:
+                raise ValueError("%s: 'reproduced' for attack %s against %s is %r; use %s" % (
+                    path, number, label, str(result)[:20], ", ".join('"%s"' % r for r in VERDICT_REPRODUCED)))
+            out.setdefault(label, {})[str(number)] = result
+    return out
+
+
+# ---------------------------------------------------------------- running code
+
+def script_env(tmp):
+    """The environment a script runs in: the caller's, with every temp-dir variable in its folder."""
+    env = dict(os.environ)
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        env[name] = tmp
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def run_script(path, args, folder, timeout):
+    """(exit status or None on timeout, output text, seconds) of `python path args` run in folder."""
+    # absolute: the script runs inside folder, where a relative path would point elsewhere
+    tmp = os.path.abspath(os.path.join(folder, "tmp"))
+    os.makedirs(tmp, exist_ok=True)
+    posix = os.name == "posix"
+    start = time.time()
+    proc = subprocess.Popen([sys.executable, path] + list(args), cwd=folder, env=script_env(tmp),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=posix)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        status = proc.returncode
+    except subprocess.TimeoutExpired:
+        # the script's own children die with it
+        if posix:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        else:
+            proc.kill()
+        out, _ = proc.communicate()
+        status = None
+    text = out.decode("utf-8", "replace")
+    if len(text) > EXEC_SHOWN:
+        half = EXEC_SHOWN // 2
+        text = "%s\n[... %d characters cut ...]\n%s" % (text[:half], len(text) - 2 * half, text[-half:])
+    return status, text, time.time() - start
+
+
+# ---------------------------------------------------------------- the system's temp directory
+
+def temp_snapshot():
+    """{"dir": the temp dir, "entries": {name: inode}} of its top-level entries owned by this user."""
+    top = tempfile.gettempdir()
+    entries = {}
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    try:
+        names = os.listdir(top)
+    except OSError:
+        return {"dir": top, "entries": None}
+    for name in names:
+        try:
+            info = os.lstat(os.path.join(top, name))
+        except OSError:
+            continue
+        if uid is None or info.st_uid == uid:
+            entries[name] = info.st_ino
+    return {"dir": top, "entries": entries}
+
+
+def temp_changes(before):
+    """(temp dir, sorted new entry names) since the snapshot, or (dir, None) when it cannot tell."""
+    if not before or before.get("entries") is None:
+        return (before or {}).get("dir"), None
+    now = temp_snapshot()
+    if now["dir"] != before["dir"] or now["entries"] is None:
+        return before["dir"], None
+    old = before["entries"]
+    return before["dir"], sorted(n for n, ino in now["entries"].items() if old.get(n) != ino)

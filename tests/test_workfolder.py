@@ -1,0 +1,230 @@
+"""Each job's work folder, running code there (`init --run-code`, `exec`), the time a job is
+worth (`--job-minutes`), and the audit of the system's temp folder."""
+
+import glob
+import io
+import os
+import re
+import shutil
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+
+import standin
+from standin import BRACKET, run_cli
+from arena import cli  # noqa: E402
+from arena.jobs import job_kind  # noqa: E402
+from arena.storage import Run  # noqa: E402
+from arena.workspace import PHASE_MINUTES, parse_job_minutes  # noqa: E402
+from arena.base import ArenaError  # noqa: E402
+
+TASK = "Write calc.py: evaluate + - * / on integers, as Python does.\n"
+ENGINE = 'python3 -S "%s"' % os.path.abspath(BRACKET)
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+class Project(unittest.TestCase):
+    def project(self, *init, env=None):
+        tmp = tempfile.mkdtemp(prefix="arena-work-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        write(os.path.join(tmp, "task.md"), TASK)
+        write(os.path.join(tmp, "old.md"), "eval(input())\n")
+        run_cli(["init", "--agents", "4", "--seed", "5", "--task-file", "task.md", "--baseline-file", "old.md",
+                 "--run", "t"] + list(init), tmp, env=env)
+        return tmp
+
+    def play(self, *init, run_code=False):
+        cwd = self.project(*init)
+        before = standin.tree(cwd)
+        agent = standin.StandIn(cwd, seed=5, run_code=run_code)
+        standin.Orchestrator(cwd, agent, "t").play()
+        self.assertEqual(standin.tree(cwd), before)
+        briefs = {os.path.basename(p)[:-3]: read(p) for p in glob.glob(os.path.join(cwd, ".arena", "t", "b", "*.md"))}
+        self.assertEqual({job_kind(j) for j in briefs}, {"spawn", "atk", "def", "judge", "final"})
+        return cwd, agent, briefs
+
+
+class Briefs(Project):
+    def test_every_brief_names_its_work_folder_and_time_and_forbids_running_code(self):
+        cwd, agent, briefs = self.play()
+        for job, text in briefs.items():
+            folder = ".arena/t/work/%s/" % job
+            self.assertIn("Your work folder is `%s`" % folder, text, job)
+            self.assertTrue(os.path.isdir(os.path.join(cwd, folder)), job)
+            self.assertIn("not in the system's temporary directory", text, job)
+            self.assertIn("worth about %d minutes" % PHASE_MINUTES[job_kind(job)], text, job)
+            self.assertIn("Running code is not permitted in this run", text, job)
+            self.assertIn("do not retry it or look for a way around it", text, job)
+            self.assertNotIn(" exec ", text, job)
+            self.assertNotIn("{{", text, job)
+            self.assertIn("files in your work folder", text, job)
+        for job, text in briefs.items():
+            if job_kind(job) == "atk":
+                self.assertIn("attacks carry no reproducer", text)
+
+    def test_run_code_briefs_give_the_one_command_and_the_minutes_asked_for(self):
+        cwd, agent, briefs = self.play("--run-code", "--job-minutes", "spawn=20,judge=6", run_code=True)
+        minutes = dict(PHASE_MINUTES, spawn=20, judge=6)
+        for job, text in briefs.items():
+            self.assertIn("`%s exec --run t --job %s <file> [arguments]`" % (ENGINE, job), text, job)
+            self.assertIn("worth about %d minutes" % minutes[job_kind(job)], text, job)
+            self.assertNotIn("Running code is not permitted", text, job)
+            self.assertNotIn("{{", text, job)
+        attack = [t for j, t in briefs.items() if job_kind(j) == "atk"][0]
+        self.assertIn("Reproducer: <file name in your work folder>", attack)
+        # every stand-in ran check.py in its own work folder, with the temp folder there too
+        self.assertEqual(set(agent.code_runs), set(agent.calls))
+        for job, (code, out) in agent.code_runs.items():
+            self.assertEqual(code, 0, out)
+            self.assertIn("checked in %s\ntemp inside: True\n[exit status 0 after" % job, out)
+            self.assertTrue(os.path.isfile(os.path.join(cwd, ".arena", "t", "work", job, "check.py")))
+
+    def test_status_and_plan_say_whether_code_runs(self):
+        cwd = self.project()
+        _, out, _ = run_cli(["status", "--run", "t"], cwd)
+        self.assertIn("running code: off", out)
+        cwd = self.project("--run-code")
+        _, out, _ = run_cli(["status", "--run", "t"], cwd)
+        self.assertIn("running code: ON (--run-code)", out)
+        _, out, _ = run_cli(["plan", "--agents", "8", "--run-code", "--job-minutes", "30"], cwd)
+        self.assertIn("running code: ON", out)
+        self.assertIn("time per job: spawn 30, attack 16, defend 16, judge 10, final 10 minutes", out)
+
+
+class Exec(Project):
+    def handed_out(self, *init):
+        cwd = self.project(*init)
+        run_cli(["next", "--run", "t", "--direct"], cwd)
+        return cwd
+
+    def exec_(self, cwd, *args):
+        return run_cli(["exec", "--run", "t"] + list(args), cwd, check=False)
+
+    def test_refused_without_run_code(self):
+        cwd = self.handed_out()
+        write(os.path.join(cwd, ".arena/t/work/spawn-a001/t.py"), "open('ran', 'w')\n")
+        code, out, err = self.exec_(cwd, "--job", "spawn-a001", "t.py")
+        self.assertEqual(code, 2)
+        self.assertEqual(len(err.splitlines()), 1)
+        self.assertIn("without --run-code", err)
+        self.assertFalse(os.path.exists(os.path.join(cwd, ".arena/t/work/spawn-a001/ran")))
+
+    def test_runs_a_script_in_the_jobs_folder_only(self):
+        cwd = self.handed_out("--run-code")
+        work = os.path.join(cwd, ".arena/t/work/spawn-a001")
+        write(os.path.join(work, "t.py"), "import os, sys, tempfile\nprint(os.getcwd(), tempfile.gettempdir(), sys.argv[1:])\n"
+                                          "sys.exit(3)\n")
+        for name in ("t.py", ".arena/t/work/spawn-a001/t.py", os.path.join(work, "t.py")):
+            code, out, err = self.exec_(cwd, "--job", "spawn-a001", name, "x", "--y")
+            self.assertEqual(code, 0, err)
+            real = os.path.realpath(work)
+            self.assertIn("%s %s ['x', '--y']" % (real, os.path.join(real, "tmp")), out)
+            self.assertIn("[exit status 3 after", out)
+        # another job's folder, a way out, a link out, a missing file, a job not handed out
+        write(os.path.join(cwd, "outside.py"), "open('ran', 'w')\n")
+        os.symlink(os.path.join(cwd, "outside.py"), os.path.join(work, "link.py"))
+        for job, name in (("spawn-a002", "../spawn-a001/t.py"), ("spawn-a001", "../../../../outside.py"),
+                          ("spawn-a001", "link.py"), ("spawn-a001", "nope.py"), ("spawn-a001", "outside.py"),
+                          ("r1-m1-judge", "t.py")):
+            code, out, err = self.exec_(cwd, "--job", job, name)
+            self.assertEqual(code, 2, (job, name, out))
+            self.assertEqual(len(err.splitlines()), 1, err)
+        self.assertFalse(os.path.exists(os.path.join(cwd, "ran")))
+        self.assertFalse(glob.glob(os.path.join(cwd, ".arena", "t", "work", "*", "ran")))
+
+    def test_a_job_no_longer_out_runs_nothing(self):
+        cwd = self.handed_out("--run-code")
+        run_dir = os.path.join(cwd, ".arena", "t")
+        for path in glob.glob(os.path.join(run_dir, "b", "spawn-*.md")):
+            job = os.path.basename(path)[:-3]
+            write(os.path.join(run_dir, "out", job + ".md"), "<!-- arena job: %s -->\nanswer\n" % job)
+        run_cli(["collect", "--run", "t"], cwd)
+        write(os.path.join(run_dir, "work/spawn-a001/t.py"), "print('ran')\n")
+        code, out, err = self.exec_(cwd, "--job", "spawn-a001", "t.py")
+        self.assertEqual(code, 2)
+        self.assertIn("not handed out now", err)
+
+    def test_a_script_past_its_time_is_killed(self):
+        cwd = self.handed_out("--run-code")
+        write(os.path.join(cwd, ".arena/t/work/spawn-a001/slow.py"), "import time\nprint('started', flush=True)\n"
+                                                                     "time.sleep(120)\n")
+        code, out, err = self.exec_(cwd, "--job", "spawn-a001", "--timeout", "1", "slow.py")
+        self.assertEqual(code, 0, err)
+        self.assertIn("started\n[timed out after 1 s and killed", out)
+        for bad in ("0", "601"):
+            code, out, err = self.exec_(cwd, "--job", "spawn-a001", "--timeout", bad, "slow.py")
+            self.assertEqual(code, 2)
+
+
+class JobMinutes(unittest.TestCase):
+    def test_parse(self):
+        self.assertEqual(parse_job_minutes(None), PHASE_MINUTES)
+        self.assertEqual(parse_job_minutes("30"), {"spawn": 30, "atk": 16, "def": 16, "judge": 10, "final": 10})
+        self.assertEqual(parse_job_minutes("1"), {"spawn": 1, "atk": 1, "def": 1, "judge": 1, "final": 1})
+        self.assertEqual(parse_job_minutes("attack=3, judge=9"), dict(PHASE_MINUTES, atk=3, judge=9))
+        for bad in ("0", "601", "spawn=0", "lunch=5", "abc", "spawn=5,", "-3", "spawn=x"):
+            with self.assertRaises(ArenaError, msg=bad):
+                parse_job_minutes(bad)
+
+    def test_bad_value_is_one_line_and_exit_2(self):
+        tmp = tempfile.mkdtemp(prefix="arena-work-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        write(os.path.join(tmp, "task.md"), TASK)
+        code, out, err = run_cli(["init", "--agents", "4", "--task-file", "task.md", "--job-minutes", "lunch=5"], tmp,
+                                 check=False)
+        self.assertEqual(code, 2)
+        self.assertEqual(len(err.splitlines()), 1)
+        self.assertFalse(os.path.exists(os.path.join(tmp, ".arena")))
+
+    def test_status_names_stragglers(self):
+        st = {"minutes": dict(PHASE_MINUTES), "jobs": {
+            "spawn-a001": {"s": "issued", "at": 1000.0}, "spawn-a002": {"s": "issued", "at": 1000.0 + 50 * 60},
+            "r1-m1-judge": {"s": "issued", "at": 1000.0 + 52 * 60}, "spawn-a003": {"s": "done"}}}
+        buf = io.StringIO()
+        with redirect_stdout(buf):
+            cli.print_handed_out(st, 1000.0 + 60 * 60)
+        self.assertEqual(buf.getvalue().splitlines(), [
+            "time per job: spawn 15, attack 8, defend 8, judge 5, final 5 minutes; handed out now: 3",
+            "  spawn-a001: 60 min since handed out, over its 15",
+            "  spawn-a002: 10 min since handed out",
+            "  r1-m1-judge: 8 min since handed out, over its 5"])
+
+    def test_status_shows_time_since_handed_out(self):
+        cwd = Project.project(self)
+        run_cli(["next", "--run", "t", "--direct"], cwd)
+        _, out, _ = run_cli(["status", "--run", "t"], cwd)
+        self.assertIn("handed out now: 4", out)
+        self.assertRegex(out, r"\n  spawn-a00\d: 0 min since handed out\n")
+
+
+class TempAudit(Project):
+    def test_new_entries_in_the_temp_folder_are_named(self):
+        private = tempfile.mkdtemp(prefix="arena-tmpdir-")
+        self.addCleanup(shutil.rmtree, private, True)
+        write(os.path.join(private, "old.txt"), "there before\n")
+        env = dict(os.environ, TMPDIR=private)
+        cwd = self.project(env=env)
+        _, out, _ = run_cli(["status", "--run", "t"], cwd, env=env)
+        self.assertIn("system temp folder %s: no new entries of yours since init" % private, out)
+        os.makedirs(os.path.join(private, "fuzz-scratch"))
+        write(os.path.join(private, "old.txt"), "changed inside\n")
+        _, out, _ = run_cli(["status", "--run", "t"], cwd, env=env)
+        self.assertIn("system temp folder %s: 1 new entries of yours since init" % private, out)
+        self.assertIn("fuzz-scratch", out)
+        os.remove(os.path.join(cwd, ".arena", "t", "tempdir.json"))
+        _, out, _ = run_cli(["status", "--run", "t"], cwd, env=env)
+        self.assertIn("system temp folder: not checked (no snapshot was taken at init)", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
