@@ -41,6 +41,32 @@ def run_cli(args, cwd, check=True, env=None):
     return proc.returncode, proc.stdout, proc.stderr
 
 
+def run_here(args, cwd, check=True, env=None):
+    """bracket.py's main in this process (in cwd), for speed: (code, stdout, stderr).
+
+    The same code path as the command minus interpreter start-up; tests that are about
+    the command itself use run_cli."""
+    import contextlib
+    import io
+    from arena.cli import main
+    assert env is None, "run_cli takes env"
+    old = os.getcwd()
+    out, err = io.StringIO(), io.StringIO()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    finally:
+        os.chdir(old)
+    code = code or 0
+    if check and code != 0:
+        raise AssertionError("bracket.py %s failed (%d): %s" % (" ".join(args), code, err.getvalue()))
+    return code, out.getvalue(), err.getvalue()
+
+
 def pick(seed, *labels):
     return random.Random(hashlib.sha256(":".join(str(x) for x in (seed,) + labels).encode()).hexdigest())
 
@@ -176,13 +202,13 @@ def parse_wave(text):
 class Orchestrator:
     """Does what SKILL.md tells the main session, with stand-ins as sub-agents."""
 
-    def __init__(self, cwd, agent, run, wave=10):
-        self.cwd, self.agent, self.run, self.wave = cwd, agent, run, wave
+    def __init__(self, cwd, agent, run, wave=10, runner=run_cli):
+        self.cwd, self.agent, self.run, self.wave, self.runner = cwd, agent, run, wave, runner
         self.waves, self.outputs, self.conductors = [], [], 0
         self.main_bytes = 0
 
     def next(self, *extra):
-        _, out, _ = run_cli(["next", "--run", self.run] + list(extra), self.cwd)
+        _, out, _ = self.runner(["next", "--run", self.run] + list(extra), self.cwd)
         self.outputs.append(out)
         return out
 
@@ -207,7 +233,7 @@ class Orchestrator:
             return self.next("--retry", *flags)
         if "needs a decision by hand" in out:
             m = re.search(r"run: record (\S+) <(\w+)\|", out)
-            run_cli(["record", m.group(1), m.group(2), "--run", self.run, "--reason", "stand-in decision"], self.cwd)
+            self.runner(["record", m.group(1), m.group(2), "--run", self.run, "--reason", "stand-in decision"], self.cwd)
             return self.next(*flags)
         calls = parse_wave(out)
         assert calls, "next printed no wave and no known action:\n" + out
@@ -236,3 +262,55 @@ def tree(top):
             with open(path, "rb") as f:
                 files[os.path.relpath(path, top)] = hashlib.sha256(f.read()).hexdigest()
     return files
+
+
+# ---------------------------------------------------------------- finished runs, shared
+
+TASK = ("Write a Python function `median(xs)` for a list of numbers.\n"
+        "Edge cases: empty list -> raise ValueError; {{output}} and ```fences``` stay as they are.\n"
+        "Unicode too: naïve café — 数字.\n")
+BASELINE = "def median(xs): return sorted(xs)[len(xs)//2]\n"
+
+# (agents, seed, mode, baseline) -> Finished: every test module of one `unittest` process
+# reads the same finished tournaments instead of playing them again
+FINISHED = {}
+KEEP = []
+
+
+class Finished:
+    """A tournament played to the end by stand-ins: cwd, run name, agent, orchestrator, tree before init."""
+
+    def __init__(self, cwd, run, agent, orch, before):
+        self.cwd, self.run, self.agent, self.orch, self.before = cwd, run, agent, orch, before
+
+    def state(self):
+        with open(os.path.join(self.cwd, ".arena", self.run, "state.json"), encoding="utf-8") as f:
+            return json.load(f)["state"]
+
+
+def finished(n, seed=9, mode=(), baseline=False, runner=None):
+    """The shared finished run with these settings; callers must not change its folder
+    (copy it with shutil.copytree first)."""
+    key = (n, seed, tuple(mode), baseline, runner is run_cli)
+    if key not in FINISHED:
+        import tempfile
+        tmp = tempfile.TemporaryDirectory(prefix="arena-run-")
+        KEEP.append(tmp)  # removed when the test process exits
+        cwd = tmp.name
+        with open(os.path.join(cwd, "task.md"), "w", encoding="utf-8", newline="") as f:
+            f.write(TASK)
+        with open(os.path.join(cwd, "notes.txt"), "w") as f:
+            f.write("the user's own file\n")
+        args = ["init", "--agents", str(n), "--seed", str(seed), "--task-file", "task.md", "--run", "t"] + list(mode)
+        if baseline:
+            with open(os.path.join(cwd, "old.md"), "w") as f:
+                f.write(BASELINE)
+            args += ["--baseline-file", "old.md"]
+        before = tree(cwd)
+        run = runner or run_here
+        run(args, cwd)
+        agent = StandIn(cwd, seed=seed)
+        orch = Orchestrator(cwd, agent, "t", runner=run)
+        orch.play()
+        FINISHED[key] = Finished(cwd, "t", agent, orch, before)
+    return FINISHED[key]

@@ -6,15 +6,17 @@ import re
 import tempfile
 import unittest
 
+import checker
 import standin
 from standin import run_cli
+from arena import report  # noqa: E402
 from arena.cards import load_cards  # noqa: E402
 from arena.jobs import job_kind  # noqa: E402
 from arena.storage import Run  # noqa: E402
 
-TASK = ("Write a Python function `median(xs)` for a list of numbers.\n"
-        "Edge cases: empty list -> raise ValueError; {{output}} and ```fences``` stay as they are.\n"
-        "Unicode too: naïve café — 数字.\n")
+TASK = standin.TASK
+SIZES = (1, 2, 3, 7, 16, 100)
+MODES = {"conductor": (), "direct": ("--direct",)}
 
 
 def read(path):
@@ -22,8 +24,17 @@ def read(path):
         return f.read()
 
 
+def with_baseline(n, mode):
+    """Half the runs carry a baseline: conductor runs of even sizes, direct runs of odd ones (and 100 direct)."""
+    return (n % 2 == 0) == (mode == "conductor") if n != 100 else mode == "conductor"
+
+
 class TournamentTest(unittest.TestCase):
-    def play(self, n, baseline, mode=(), seed=9, misbehave=None, always=None):
+    def play(self, n, baseline, mode=(), seed=9, misbehave=None, always=None, runner=None):
+        if misbehave is None and always is None:
+            fin = standin.finished(n, seed, mode, baseline, runner=runner)
+            self.assertEqual(standin.tree(fin.cwd), fin.before, "a file outside .arena/ changed")
+            return fin.cwd, fin.agent, fin.orch
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         cwd = tmp.name
@@ -34,18 +45,19 @@ class TournamentTest(unittest.TestCase):
         args = ["init", "--agents", str(n), "--seed", str(seed), "--task-file", "task.md", "--run", "t"] + list(mode)
         if baseline:
             with open(os.path.join(cwd, "old.md"), "w") as f:
-                f.write("def median(xs): return sorted(xs)[len(xs)//2]\n")
+                f.write(standin.BASELINE)
             args += ["--baseline-file", "old.md"]
         before = standin.tree(cwd)
-        run_cli(args, cwd)
+        run = runner or standin.run_here
+        run(args, cwd)
         agent = standin.StandIn(cwd, seed=seed, misbehave=misbehave, always=always)
-        orch = standin.Orchestrator(cwd, agent, "t")
+        orch = standin.Orchestrator(cwd, agent, "t", runner=run)
         orch.play()
         self.assertEqual(standin.tree(cwd), before, "a file outside .arena/ changed")
         return cwd, agent, orch
 
     def check_finished(self, cwd, agent, orch, n, baseline):
-        _, out, _ = run_cli(["winner", "--run", "t"], cwd)
+        _, out, _ = standin.run_here(["winner", "--run", "t"], cwd)
         self.assertRegex(out, r"^winner a\d+ of %d agents" % n)
         st = Run("t", os.path.join(cwd, ".arena"))
         state = load(cwd)
@@ -82,12 +94,38 @@ class TournamentTest(unittest.TestCase):
         del st
         return state
 
-    def test_sizes_with_and_without_baseline(self):
-        for n in (1, 2, 7, 16):
-            for baseline in (False, True):
-                with self.subTest(n=n, baseline=baseline):
-                    cwd, agent, orch = self.play(n, baseline, mode=["--direct"] if n % 2 else [])
-                    self.check_finished(cwd, agent, orch, n, baseline)
+    def test_every_size_and_mode_recomputed_from_the_files(self):
+        """1, 2, 3, 7, 16 and 100 agents, conductor and direct: every match the judges
+        decided is recomputed from the verdict files and rubric.md by the referee in
+        checker.py and must match the state, `winner` and the report."""
+        rules, looks, matches = {}, 0, 0
+        for n in SIZES:
+            for mode, flags in sorted(MODES.items()):
+                baseline = with_baseline(n, mode)
+                with self.subTest(n=n, mode=mode, baseline=baseline):
+                    cwd, agent, orch = self.play(n, baseline, mode=flags)
+                    state = self.check_finished(cwd, agent, orch, n, baseline)
+                    _, text, _ = standin.run_here(["winner", "--run", "t"], cwd)
+                    html = report.render(Run("t", os.path.join(cwd, ".arena")), state)
+                    mine = checker.check_run(self, cwd, "t", state, text, html)
+                    for r in mine.values():
+                        rules[r.get("rule", "panel")] = rules.get(r.get("rule", "panel"), 0) + 1
+                        looks += r["n"] - 1
+                    matches += len(mine)
+        # the stand-ins make the rules matter: margins, FATAL flags and close calls all occur
+        self.assertGreater(rules.get("total", 0), 0, rules)
+        self.assertGreater(rules.get("fatal", 0), 0, rules)
+        self.assertGreater(looks, 0)
+        self.assertLess(looks, matches, "every match took a second look: the judge stand-in sees no difference")
+
+    def test_the_real_command_plays_a_whole_run(self):
+        """Once through `python3 bracket.py` processes, as the main session runs it."""
+        cwd, agent, orch = self.play(16, True, mode=(), seed=9, runner=standin.run_cli)
+        state = self.check_finished(cwd, agent, orch, 16, True)
+        _, text, _ = run_cli(["winner", "--run", "t"], cwd)
+        checker.check_run(self, cwd, "t", state, text)
+        # the same run in-process ends the same way
+        self.assertEqual(standin.finished(16, 9, (), True).state()["results"], state["results"])
 
     def test_hundred_agents(self):
         cwd, agent, orch = self.play(100, True)

@@ -1,0 +1,249 @@
+"""An independent referee for finished runs: every match recomputed from the files.
+
+It reads the verdict files (out/<judge>.json), the judges' blinded copies (to tell which
+label stood for which agent) and rubric.md, and applies the rules as README.md states
+them ("Judging" and "Second looks"); from the state it takes only what was drawn before
+any judging: the pairings, each match's coin and the run's settings. It shares no code
+with the engine, so a change to the rules in either place shows up as a difference.
+"""
+
+import json
+import os
+import re
+
+import standin
+
+RUBRIC = os.path.join(standin.ROOT, "skills", "arena", "rubric.md")
+HEADER = re.compile(r"^\ufeff?<!-- arena job: [A-Za-z0-9-]+ -->[ \t]*\r?\n?")
+
+
+class Mismatch(AssertionError):
+    pass
+
+
+def rubric():
+    """[(criterion, max)] in rubric order, from rubric.md as a person reads it."""
+    with open(RUBRIC, encoding="utf-8") as f:
+        return [(name, int(top)) for name, top in re.findall(r"^- (\S+) \((\d+)\): ", f.read(), re.M)]
+
+
+def read(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+class Referee:
+    def __init__(self, cwd, run, state):
+        self.dir = os.path.join(cwd, ".arena", run)
+        self.st = state
+        self.crit = rubric()
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)
+
+    # -- which label stood for which agent
+    def judged_solution(self, mid, agent):
+        """The solution file a judge of mid read for agent: this match's revision, or the last before it."""
+        rnd = int(mid.split("-")[0][1:])
+        for r in range(rnd, 0, -1):
+            for name in sorted(os.listdir(self.path("out"))):
+                if re.match(r"^r%d-m\d+-sol-%s\.md$" % (r, agent), name) and (r < rnd or name.startswith(mid + "-")):
+                    return self.path("out", name)
+        return self.path("out", "spawn-%s.md" % agent)
+
+    def blinded(self, src, names):
+        text = HEADER.sub("", read(src), count=1).replace(self.st["fence"], "(fence line removed)")
+        for agent, label in names.items():
+            text = re.sub(r"\b%s\b" % agent, label, text)
+        return text
+
+    def sides_of(self, job, labels, sources):
+        """{label: side} for a verdict, by matching each blinded copy with the file it came from."""
+        folder = self.path("j", job)
+        fits = []
+        for order in (list(sources), list(reversed(list(sources)))):
+            names = dict(zip([s for s in order if s in self.agents_of(job)], labels))
+            ok = all(read(os.path.join(folder, "%s-solution.md" % label)) == self.blinded(sources[side], names)
+                     for side, label in zip(order, labels))
+            if ok:
+                fits.append(dict(zip(labels, order)))
+        if len(fits) != 1:
+            raise Mismatch("%s: the blinded copies match %d ways of reading the labels" % (job, len(fits)))
+        return fits[0]
+
+    def agents_of(self, job):
+        if job == "final":
+            return [self.st["champion"]]
+        m = self.match(job.split("-judge")[0])
+        return [m["a"], m["b"]]
+
+    def match(self, mid):
+        for rnd in self.st["rounds"]:
+            for m in rnd["matches"]:
+                if m["id"] == mid:
+                    return m
+        raise Mismatch("no match " + mid)
+
+    def look(self, job, sources):
+        """One verdict file as {side: (scores in rubric order, fatal)} plus its confidence."""
+        v = json.loads(read(self.path("out", job + ".json")))
+        labels = list(v["scores"])
+        sides = self.sides_of(job, labels, sources)
+        out = {}
+        for label, side in sides.items():
+            card = [v["scores"][label][c] for c, _ in self.crit]
+            for (c, top), x in zip(self.crit, card):
+                if not (isinstance(x, int) and 0 <= x <= top):
+                    raise Mismatch("%s: %s %s=%r is outside 0..%d" % (job, label, c, x, top))
+            out[side] = (card, v["fatal"][label] is True)
+        return out, v.get("confidence", "high")
+
+    # -- the rules as README.md states them
+    def decide(self, cards, fatal, m):
+        a, b = m["a"], m["b"]
+        if fatal[a] != fatal[b]:
+            return (b if fatal[a] else a), "fatal"
+        ta, tb = sum(cards[a]), sum(cards[b])
+        if ta != tb:
+            return (a if ta > tb else b), "total"
+        for i in range(len(self.crit)):
+            if cards[a][i] != cards[b][i]:
+                return (a if cards[a][i] > cards[b][i] else b), "criterion %d" % (i + 1)
+        return m["coin"], "coin"
+
+    def close(self, look, conf, m):
+        """A first look that calls for a second: near totals, an unsure judge, or a FATAL
+        flag that overturned the totals."""
+        a, b = m["a"], m["b"]
+        ta, tb = sum(look[a][0]), sum(look[b][0])
+        if conf == "low" or abs(ta - tb) <= self.st["recheck"]:
+            return True
+        fa, fb = look[a][1], look[b][1]
+        return fa != fb and (ta if fa else tb) >= max(ta, tb)
+
+    def match_result(self, m, rnd):
+        """What the rules say about one match: None for a match no judge decided."""
+        mid = m["id"]
+        files = [k for k in (1, 2, 3) if os.path.exists(self.path("out", "%s-judge%s.json" % (mid, "" if k == 1 else k)))]
+        if not files:
+            return None
+        sources = {x: self.judged_solution(mid, x) for x in (m["a"], m["b"])}
+        looks = []
+        for k in files:
+            job = "%s-judge%s" % (mid, "" if k == 1 else k)
+            looks.append(self.look(job, sources))
+        alive = 2 * len(rnd["matches"]) + (1 if rnd["bye"] else 0)
+        panel = alive == 2 and self.st["final_judges"] > 1
+        side_by_side = self.st["recheck"] is not None and 2 * len(rnd["matches"]) <= self.st["wave"]
+        if panel:
+            want = self.st["final_judges"]
+        elif self.st["recheck"] is None:
+            want = 1
+        elif side_by_side:
+            want = 2
+        else:
+            want = 2 if self.close(looks[0][0], looks[0][1], m) else 1
+        if len(looks) != want:
+            raise Mismatch("%s: %d looks on file, the rules ask for %d" % (mid, len(looks), want))
+        sides = (m["a"], m["b"])
+        picks = [self.decide({x: lk[x][0] for x in sides}, {x: lk[x][1] for x in sides}, m)[0] for lk, _ in looks]
+        tot = {x: sum(sum(lk[x][0]) for lk, _ in looks) for x in sides}
+        if panel:
+            winner = max(sides, key=lambda x: (picks.count(x), x == picks[0]))
+            return {"w": winner, "tot": tot, "n": len(looks), "votes": picks.count(winner)}
+        # two looks: scorecards summed, a FATAL stands only if every look saw it
+        cards = {x: [sum(lk[x][0][i] for lk, _ in looks) for i in range(len(self.crit))] for x in sides}
+        fatal = {x: all(lk[x][1] for lk, _ in looks) for x in sides}
+        winner, rule = self.decide(cards, fatal, m)
+        out = {"w": winner, "tot": tot, "n": len(looks), "rule": rule, "fatal": fatal}
+        if len(looks) == 2:
+            out["agree"] = picks[0] == picks[1]
+        return out
+
+    def all_matches(self):
+        """{match id: recomputed result} for every judged match."""
+        found = {}
+        for rnd in self.st["rounds"]:
+            for m in rnd["matches"]:
+                r = self.match_result(m, rnd)
+                if r is not None:
+                    found[m["id"]] = r
+        return found
+
+    def final(self):
+        """(winner total, baseline total, winner fatal, baseline fatal) of the blind baseline check."""
+        if not os.path.exists(self.path("out", "final.json")):
+            return None
+        champ = self.st["champion"]
+        sources = {"winner": self.path(self.st["sol"][champ]), "baseline": self.path("baseline.md")}
+        v = json.loads(read(self.path("out", "final.json")))
+        labels = list(v["scores"])
+        sides = None
+        for order in (("winner", "baseline"), ("baseline", "winner")):
+            names = {champ: labels[order.index("winner")]}
+            if all(read(self.path("j", "final", "%s-solution.md" % lab)) == self.blinded(sources[side], names)
+                   for side, lab in zip(order, labels)):
+                if sides is not None:
+                    raise Mismatch("final: the blinded copies match both ways")
+                sides = dict(zip(labels, order))
+        if sides is None:
+            raise Mismatch("final: the blinded copies match neither file")
+        tot = {side: sum(v["scores"][lab][c] for c, _ in self.crit) for lab, side in sides.items()}
+        fat = {side: v["fatal"][lab] for lab, side in sides.items()}
+        return tot["winner"], tot["baseline"], fat["winner"], fat["baseline"]
+
+
+def points(total, looks):
+    value = total / float(looks or 1)
+    return "%d" % value if value == int(value) else "%.1f" % value
+
+
+def check_run(test, cwd, run, state, winner_text, report_html=None):
+    """Recompute every match and compare with the state, `winner` and the report.
+
+    Returns the recomputed {match id: result}, so callers can count rules and looks."""
+    ref = Referee(cwd, run, state)
+    mine = ref.all_matches()
+    # every judged match in the state, and no other, is one the files decide the same way
+    judged = {mid for mid, r in state["results"].items() if r["how"] in ("judge", "panel")}
+    test.assertEqual(sorted(judged), sorted(mine), "matches decided by judges")
+    for mid, r in mine.items():
+        got = state["results"][mid]
+        for key, value in r.items():
+            test.assertEqual(got.get(key), value, "%s: %s is %r in the state, %r from the files" % (
+                mid, key, got.get(key), value))
+    # the champion is the one player who lost no match
+    losers = {r["l"] for r in state["results"].values()}
+    alive = [a for a in state["cards"] if a not in losers]
+    test.assertEqual(alive, [state["champion"]])
+    champ = state["champion"]
+    for mid, r in mine.items():
+        m = ref.match(mid)
+        if champ not in (m["a"], m["b"]):
+            continue
+        opp = m["b"] if champ == m["a"] else m["a"]
+        line = re.search(r"^%s vs %s: (.*)$" % (mid, opp), winner_text, re.M)
+        test.assertIsNotNone(line, "winner does not list " + mid)
+        n = r["n"]
+        test.assertIn(" %s-%s (margin %s)" % (points(r["tot"][champ], n), points(r["tot"][opp], n),
+                                              points(r["tot"][champ] - r["tot"][opp], n)), line.group(1), mid)
+        if n == 2 and "rule" in r:
+            test.assertIn("second look agreed" if r["agree"] else "second look disagreed", line.group(1), mid)
+        elif r.get("rule") == "fatal":
+            test.assertIn("opponent had a verified FATAL flaw", line.group(1), mid)
+        elif "votes" in r:
+            test.assertIn("%d of %d judges" % (r["votes"], n), line.group(1), mid)
+    final = ref.final()
+    if final is not None:
+        w, b, fw, fb = final
+        test.assertRegex(winner_text, r"baseline check \(blind\): arena answer %d, old answer %d\b" % (w, b))
+    if report_html is not None:
+        for mid, r in mine.items():
+            m = ref.match(mid)
+            row = re.search(r'<div class="match" id="%s" data-winner="(\w+)"[^>]*>(.*?)<div class="score">(.*?)</div>'
+                            % mid, report_html, re.S)
+            test.assertIsNotNone(row, "report has no row for " + mid)
+            test.assertEqual(row.group(1), r["w"], mid)
+            test.assertEqual(row.group(3), "%s<span>–</span>%s" % (points(r["tot"][m["a"]], r["n"]),
+                                                                  points(r["tot"][m["b"]], r["n"])), mid)
+    return mine
