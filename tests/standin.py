@@ -120,9 +120,7 @@ class StandIn:
                 k, "SEVERE" if how == "bad-label" else labels[rng.randrange(3)], k, k) for k in range(1, n + 1)]
             write(out, header + "".join(parts))
         elif kind == "def":
-            attacks_path = re.search(r"`(\.arena/[^`]+-atk-[^`]+\.md)`", brief).group(1)
-            with open(os.path.join(self.cwd, attacks_path), encoding="utf-8") as f:
-                count = len(re.findall(r"^## ATTACK ", f.read(), re.M))
+            count = len(attacks_listed(self.cwd, brief, "Attacks on your solution"))
             if how == "unanswered":
                 count = max(0, count - 1) if count else 1
             answers = "".join("## ANSWER %d %s: reply\nEvidence.\n" % (k, "CONCEDE" if rng.random() < .5 else "REBUT")
@@ -177,6 +175,16 @@ class StandIn:
         path = os.path.join(self.cwd, rel)
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
+
+
+def attacks_listed(cwd, brief, which):
+    """The attack headings of the file a defence brief names on the line starting `which`
+    ("Attacks on your solution" or "Attacks your side raised"); none when it names no file."""
+    m = re.search(r"^\s*- %s[^`\n]*`([^`]+)`" % re.escape(which), brief, re.M)
+    if not m:
+        return []
+    with open(os.path.join(cwd, m.group(1)), encoding="utf-8", errors="replace") as f:
+        return re.findall(r"^## ATTACK \d+ .*$", f.read(), re.M)
 
 
 def parse_wave(text):

@@ -195,8 +195,7 @@ class Agent:
             self.write(out, head + "".join("## ATTACK %d %s: flaw %d\nBreaks on %d.\n" % (
                 k, ("FATAL", "MAJOR", "MINOR")[rng.randrange(3)], k, k) for k in range(1, n + 1)))
         elif kind == "def":
-            atk = re.search(r"`(\.arena/[^`]+-atk-[^`]+\.md)`", brief).group(1)
-            count = len(re.findall(r"^## ATTACK ", self.read(atk), re.M))
+            count = len(standin.attacks_listed(self.cwd, brief, "Attacks on your solution"))
             self.write(out, head + "".join("## ANSWER %d %s: reply\nEvidence.\n" % (
                 k, "CONCEDE" if rng.random() < .5 else "REBUT") for k in range(1, count + 1)))
             self.write(solution_output(job, brief), head + "Revised %s\n" % digest(self.seed, job)[:16])
@@ -263,8 +262,7 @@ def misbehave(agent, how, job, kind, brief, out):
         agent.write(out, head + how[len("attacks:"):])
         return True
     if how == "unanswered":
-        atk = re.search(r"`(\.arena/[^`]+-atk-[^`]+\.md)`", brief).group(1)
-        count = len(re.findall(r"^## ATTACK ", agent.read(atk), re.M))
+        count = len(standin.attacks_listed(agent.cwd, brief, "Attacks on your solution"))
         n = count - 1 if count else 1
         agent.write(out, head + "".join("## ANSWER %d CONCEDE: one\n" % k for k in range(1, n + 1)))
         agent.write(solution_output(job, brief), head + "Revised anyway\n")
@@ -669,8 +667,11 @@ class BadOutput(unittest.TestCase):
                 kind = job_kind(job)
                 fails = [ev for ev in journal if ev["e"] == "fail" and ev["job"] == job]
                 self.assertEqual(len(fails), min(times, TRIES[kind]), (job, how))
-                lines = [line for line in text.splitlines() if line.startswith("invalid, will be re-issued: %s: " % job)]
+                lines = [line for line in text.splitlines() if re.match(r"invalid, [^:]+: %s: " % job, line)]
                 self.assertEqual(len(lines), len(fails), (job, how, lines))
+                # every refusal but a job's last one says it is re-issued; the last says what happens instead
+                again = [line.startswith("invalid, will be re-issued: ") for line in lines]
+                self.assertEqual(again, [True] * (len(fails) - 1) + [times < TRIES[kind]], (job, lines))
                 issued = [k for k, w in enumerate(waves) if job in w]
                 if times < TRIES[kind]:
                     self.assertEqual(len(issued), times + 1, (job, how))

@@ -43,9 +43,9 @@ DEFAULT_RECHECK = 4
 DEFAULT_BATCH = 10
 
 
-# How many times a job is handed out before its fallback applies; judges get
-# a fresh pair of labels on every try.
-TRIES = {"spawn": 2, "atk": 2, "def": 2, "judge": 3, "final": 2}
+# How many times a job is handed out before its fallback applies; judges (the
+# baseline check's too) get a fresh pair of labels on every try.
+TRIES = {"spawn": 2, "atk": 2, "def": 2, "judge": 3, "final": 3}
 
 
 MAX_SOLUTION_BYTES = 512 * 1024
@@ -93,9 +93,10 @@ def shuffled(rng, items):
     return items
 
 
-def read_text(path):
+def read_text(path, exact=False):
+    """A UTF-8 file's text; exact keeps its line ends as written (the task reaches every brief byte for byte)."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8", newline="" if exact else None) as f:
             return f.read()
     except OSError as e:
         raise ArenaError("cannot read %s (%s)" % (path, e.strerror or e))

@@ -37,22 +37,53 @@ def fill(template, values):
     return re.sub(r"\{\{(\w+)\}\}", lambda m: values.get(m.group(1), m.group(0)), template)
 
 
-def blind_copy(run, src, dst, agents, labels, fence=None):
-    """Copy a file for a judge without its job header, the agents' ids or the run's fence."""
+# Job and match ids anywhere in a text (they hold agent ids and name the match), and
+# agent ids glued to any character: agent_a001 and a001_v2 name a001 as plainly as a001 does.
+JOB_TEXT = re.compile(r"spawn-a\d+|r\d+-m\d+(?:-(?:atk|def|sol)-a\d+|-judge\d*)?")
+
+
+def scrub_ids(text, st, agents, labels):
+    """Replace the run's agent ids by the judge's labels (others by a neutral word) and drop job ids."""
+    named = dict(zip(agents, labels))
+    text = JOB_TEXT.sub("(id removed)", text)
+    width = max(3, len(str(st["agents"])))
+    ids = re.compile(r"a\d{%d}" % width)
+    return ids.sub(lambda m: named.get(m.group(0), "another agent" if m.group(0) in st["cards"] else m.group(0)),
+                   text)
+
+
+def blind_copy(run, st, src, dst, agents, labels, empty=None):
+    """Copy a file for a judge without its job header, the agents' ids or the run's fence.
+
+    src None (or an output refused on every try) gives the empty sentence instead."""
     try:
-        # an output that fell back after failing its checks must not stall the judge
         text = read_output(run.path(src), MAX_SOLUTION_BYTES) if src else None
     except BadOutput:
         text = None
     if text is None:
-        text = "(nothing was received for this part)\n"
+        text = empty or "(nothing was received for this part)\n"
     text = HEADER.sub("", text, count=1)
-    if fence:
-        # a copied fence line could pass data off as the end of the task
-        text = text.replace(fence, "(fence line removed)")
-    for agent, label in zip(agents, labels):
-        text = re.sub(r"\b%s\b" % agent, label, text)
-    atomic_write(run.path(dst), text, durable=False)
+    # a copied fence line could pass data off as the end of the task
+    text = text.replace(st["fence"], "(fence line removed)")
+    atomic_write(run.path(dst), scrub_ids(text, st, agents, labels), durable=False)
+
+
+NO_ATTACKS = "(no attacks: the attack file was refused on every try, so it counts as none)\n"
+NO_DEFENCE = "(no defence: it was refused on every try, so the solution before it stands)\n"
+
+
+def fell_back(st, job):
+    """The job ended in its fallback: its file, if any is left, must not be shown to anyone."""
+    return bool(st["summ"].get(job, {}).get("missing"))
+
+
+def attack_list(run, st, job, rel, whose):
+    """How a defence brief names one side's attack file: its path, or why there is none."""
+    if fell_back(st, job):
+        return "none: the attack file on %s was refused on every try, so it counts as no attacks" % whose
+    if not st["summ"].get(job, {}).get("labels"):
+        return "none: no attacks were raised on %s" % whose
+    return "`%s`" % rel(outputs_of(job)[0])
 
 
 def write_brief(run, st, job, attempt, cards, rubric, task):
@@ -74,9 +105,10 @@ def write_brief(run, st, job, attempt, cards, rubric, task):
         values["own_solution"] = rel(st["sol"][who])
         values["target"] = rel(st["sol"][opponent(m, who)])
     elif kind == "def":
-        m = find_match(st, match_of(job))
+        m, mid = find_match(st, match_of(job)), match_of(job)
         values["own_solution"] = rel(st["sol"][who])
-        values["attacks"] = rel(outputs_of("%s-atk-%s" % (match_of(job), opponent(m, who)))[0])
+        values["attacks"] = attack_list(run, st, "%s-atk-%s" % (mid, opponent(m, who)), rel, "your solution")
+        values["opponent_attacks"] = attack_list(run, st, "%s-atk-%s" % (mid, who), rel, "your opponent's solution")
         values["solution_output"] = rel(outs[1])
     elif kind in ("judge", "final"):
         sides, names = judge_sides(st, job, attempt)
@@ -89,19 +121,21 @@ def write_brief(run, st, job, attempt, cards, rubric, task):
             labels = [names[sides.index(a)] for a in agents]
             for agent, label in zip(sides, names):
                 mid = match_of(job)
-                parts = [("revised solution", st["sol"].get(agent), "solution"),
-                         ("attacks against it", outputs_of("%s-atk-%s" % (mid, opponent(m, agent)))[0], "attacks"),
-                         ("its defence", outputs_of("%s-def-%s" % (mid, agent))[0], "defence")]
+                atk, dfc = "%s-atk-%s" % (mid, opponent(m, agent)), "%s-def-%s" % (mid, agent)
+                parts = [("revised solution", st["sol"].get(agent), "solution", None),
+                         ("attacks against it", None if fell_back(st, atk) else outputs_of(atk)[0], "attacks",
+                          NO_ATTACKS),
+                         ("its defence", None if fell_back(st, dfc) else outputs_of(dfc)[0], "defence", NO_DEFENCE)]
                 inputs.append("- %s" % label)
-                for what, src, tag in parts:
+                for what, src, tag, empty in parts:
                     dst = "%s/%s-%s.md" % (folder, label, tag)
-                    blind_copy(run, src, dst, agents, labels, st["fence"])
+                    blind_copy(run, st, src, dst, agents, labels, empty)
                     inputs.append("  - %s: %s" % (what, rel(dst)))
         else:
             for side, label in zip(sides, names):
                 src = st["sol"][st["champion"]] if side == "winner" else "baseline.md"
                 dst = "%s/%s-solution.md" % (folder, label)
-                blind_copy(run, src, dst, [st["champion"]], [label], st["fence"])
+                blind_copy(run, st, src, dst, [st["champion"]], [label])
                 inputs.append("- %s: %s" % (label, rel(dst)))
         values.update({"label_a": names[0], "label_b": names[1], "inputs": "\n".join(inputs),
                        "rubric": "\n".join("- %s (%d): %s" % r for r in rubric),

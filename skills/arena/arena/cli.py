@@ -76,17 +76,20 @@ def cmd_init(args):
     for kind in ("spawn", "attack", "defend", "judge", "final", "conductor", "part-workspace",
                  "part-run-code-on", "part-run-code-off", "part-evidence-on", "part-evidence-off"):
         load_template(kind)
-    name = args.run or time.strftime("%Y%m%d-%H%M%S") + "-s%d" % seed
+    name = args.run if args.run is not None else time.strftime("%Y%m%d-%H%M%S") + "-s%d" % seed
     root = ".arena"
     if os.path.islink(root) or (os.path.exists(root) and not os.path.isdir(root)):
         raise ArenaError(".arena must be a plain folder, not a link or a file")
     run = Run(name, root)
     if os.path.exists(run.dir):
-        raise ArenaError("run %s already exists; pick another --run name or continue it with next --run %s" % (name, name))
+        run.check_folder()
+        if run.started():
+            raise ArenaError("run %s already exists; pick another --run name or continue it with next --run %s"
+                             % (name, name))
+        # an init killed before its first journal line left only files it writes again
     fp, complete = fingerprint(".")
-    os.makedirs(run.path("b"))
-    for sub in ("out", "j"):
-        os.makedirs(run.path(sub))
+    for sub in ("b", "out", "j"):
+        os.makedirs(run.path(sub), exist_ok=True)
     if not os.path.exists(os.path.join(root, ".gitignore")):
         atomic_write(os.path.join(root, ".gitignore"), "*\n")
     atomic_write(run.path("task.md"), task)
@@ -153,7 +156,7 @@ def cmd_next(args):
         cards, rubric = load_cards(), load_rubric()
         if [len(cards[p]) for p in ("reasoning", "workflow", "strategy")] != st["sizes"]:
             raise ArenaError("cards.md changed its number of entries since this run started; restore it to finish the run")
-        task = read_text(run.path("task.md"))
+        task = read_text(run.path("task.md"), exact=True)
         act = plan_next(run, st, rubric, cards, task, retry=args.retry, conductor=args.conductor)
         if args.json:
             act.pop("line", None)
@@ -172,9 +175,9 @@ def cmd_collect(args):
         before = sum(1 for i in st["jobs"].values() if i["s"] == "done")
         notes = settle_state(run, st, load_rubric(), retry=False)
         after = sum(1 for i in st["jobs"].values() if i["s"] == "done")
-        print("collected %d output(s); %d invalid (next re-issues them)" % (after - before, len(notes)))
+        print("collected %d output(s); %d invalid" % (after - before, len(notes)))
         for note in notes:
-            print("invalid: " + note[:200])
+            print("invalid, " + note[:200])
     with_run(args, go)
 
 
@@ -188,7 +191,7 @@ def cmd_prompts(args):
         jobs = sorted(j for j in st["jobs"] if job_kind(j) == kind and (kind in ("spawn", "final") or parse_job(j)[1] == rnd))
         if not jobs:
             raise ArenaError("round %d has no %s jobs" % (rnd, args.phase))
-        cards, rubric, task = load_cards(), load_rubric(), read_text(run.path("task.md"))
+        cards, rubric, task = load_cards(), load_rubric(), read_text(run.path("task.md"), exact=True)
         wrote = 0
         for j in jobs:
             info = st["jobs"][j]
@@ -413,7 +416,9 @@ def print_final(st):
     if not st["baseline"]:
         return
     f = st["final"]
-    if f is None:
+    if f is None and not st["sol"].get(st["champion"]):
+        print("baseline check: not run: the run has no solution to compare with the old answer")
+    elif f is None:
         print("baseline check: not run yet (run next)")
     elif f.get("missing"):
         print("baseline check: failed (%s); compare by hand" % f.get("why", "no verdict"))

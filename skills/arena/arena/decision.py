@@ -10,7 +10,7 @@ import os
 import time
 
 from .base import ArenaError
-from .jobs import job_kind
+from .jobs import job_kind, outputs_of
 from .state import find_match, finished, judge_sides, round_done
 from .outputs import collect_events
 from .briefs import write_brief
@@ -22,15 +22,50 @@ def advance_events(st):
 
 
 def settle_state(run, st, rubric, retry=False):
-    """Collect what arrived and advance finished rounds; returns the notes."""
-    events, notes = collect_events(run, st, rubric, retry)
+    """Collect what arrived and advance finished rounds; returns the notes.
+
+    A refused output is moved aside at once, so a later next never reads it
+    again and charges its job a second failure.
+    """
+    events, _ = collect_events(run, st, rubric, retry)
     run.commit(st, events)
+    notes = []
+    for ev in events:
+        if ev["e"] == "fail":
+            set_aside(run, st, ev["job"])
+            notes.append("%s: %s: %s" % (after_refusal(st, ev["job"]), ev["job"], ev["why"]))
     while True:
         adv = advance_events(st)
         if not adv:
             break
         run.commit(st, adv)
     return notes
+
+
+def set_aside(run, st, job):
+    """Move whatever sits at a job's output paths to out/refused/, named by the try it is charged to."""
+    attempt = st["jobs"][job].get("t", 1)
+    for rel in outputs_of(job):
+        run.set_aside(rel, attempt)
+
+
+def after_refusal(st, job):
+    """What really happens after a refused output: another try, or the job's fallback."""
+    info = st["jobs"][job]
+    if info["s"] == "ready":
+        return "will be re-issued"
+    kind = job_kind(job)
+    if kind == "spawn":
+        agent = job[len("spawn-"):]
+        if st["agents"] == 1:
+            return "no more tries, the run has no solution"
+        return "no more tries, %s forfeits its match" % agent
+    return "no more tries, " + {
+        "atk": "it counts as no attacks",
+        "def": "the solution before it stands, with no answers",
+        "judge": "the match needs a decision by hand",
+        "final": "the baseline check is left to you",
+    }[kind]
 
 
 def call_template(run, model):
@@ -47,6 +82,8 @@ def plan_next(run, st, rubric, cards, task, retry=False, conductor=False):
     last = st["waves"][-1] if st["waves"] else None
     if finished(st):
         act.update(action="finished", command="winner --run %s" % st["run"])
+        if not st["sol"].get(st["champion"]):
+            act["no_solution"] = True
     elif last and not last.get("shown", True) and outstanding and len(outstanding) == last["size"] \
             and all(st["jobs"][j]["w"] == last["n"] for j in outstanding):
         # handed out but never printed (the command was killed in between): show the same wave again
@@ -72,6 +109,7 @@ def plan_next(run, st, rubric, cards, task, retry=False, conductor=False):
             raise ArenaError("nothing can run and nothing is finished; run 'bracket.py status --run %s' and report "
                              "this as a bug" % st["run"])
         for job in wave:
+            set_aside(run, st, job)  # left by an earlier try: a retry writes to a clear path
             write_brief(run, st, job, st["jobs"][job]["t"] + 1, cards, rubric, task)
         # the judges' labels are fixed when handed out, so the verdict is read as the brief was written
         labels = {j: list(judge_sides(st, j, st["jobs"][j]["t"] + 1)) for j in wave if job_kind(j) in ("judge", "final")}
@@ -101,12 +139,13 @@ def render_next(act, run):
     """The few lines the orchestrator reads."""
     out = [act["line"]]
     for note in act["notes"][:10]:
-        out.append("invalid, will be re-issued: " + note[:160])
+        out.append("invalid, " + note[:200])
     if len(act["notes"]) > 10:
         out.append("(%d more invalid outputs; see status)" % (len(act["notes"]) - 10))
     a = act["action"]
     if a == "finished":
-        out.append("Finished. Run: winner --run %s" % act["run"])
+        none = " No competitor produced a valid solution: there is none to use or compare." if act.get("no_solution") else ""
+        out.append("Finished.%s Run: winner --run %s" % (none, act["run"]))
     elif a == "wait":
         out.append("Waiting for %d job(s) of wave %d with no output yet: %s" % (
             len(act["waiting"]), act["wave"], " ".join(act["waiting"][:20]) + (" ..." if len(act["waiting"]) > 20 else "")))

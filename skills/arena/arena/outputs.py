@@ -84,6 +84,21 @@ def parse_answers(body, attacks, path):
     return ans
 
 
+def parse_also_fixed(body, raised, path):
+    """The numbers of the ALSO FIXED sections: flaws from the list on the opponent's solution
+    that the defender found in its own and fixed; each a real attack number, once."""
+    found = re.findall(r"^## ALSO FIXED (\S+?):", body, re.M)
+    numbers = []
+    for num in found:
+        if not num.isdigit() or not 1 <= int(num) <= raised:
+            raise BadOutput("%s: ALSO FIXED %s names no attack on the opponent's solution (%s)" % (
+                path, num[:10], "it had none" if not raised else "numbers 1 to %d" % raised))
+        if int(num) in numbers:
+            raise BadOutput("%s: ALSO FIXED %s appears twice; name each attack once" % (path, num))
+        numbers.append(int(num))
+    return sorted(numbers)
+
+
 def check_solution(text, job, path):
     body = strip_header(text, job, path)
     if not body.strip():
@@ -91,10 +106,24 @@ def check_solution(text, job, path):
     return body
 
 
-def parse_verdict(text, job, labels, rubric, path):
-    """Per-label scores and FATAL flags, each score checked against its maximum."""
+def unique_keys(pairs):
+    """A JSON object whose keys are all different: with a repeated key, which one counts is a guess."""
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise BadOutput("duplicate key %r" % next(k for k in keys if keys.count(k) > 1)[:40])
+    return dict(pairs)
+
+
+def parse_verdict(text, job, labels, rubric, path, earlier=()):
+    """Per-label scores and FATAL flags, each score checked against its maximum.
+
+    earlier: the label pairs of the job's earlier tries; a verdict that uses one of
+    them is a late answer to that try and is read with its labels ("labels" says which).
+    """
     try:
-        v = json.loads(text)
+        v = json.loads(text, object_pairs_hook=unique_keys)
+    except BadOutput as e:
+        raise BadOutput("%s has a %s; write every key once" % (path, e))
     except ValueError as e:
         raise BadOutput("%s is not valid JSON (%s)" % (path, str(e)[:80]))
     except RecursionError:
@@ -104,6 +133,8 @@ def parse_verdict(text, job, labels, rubric, path):
     if v.get("job") != job:
         raise BadOutput("%s names job %r, expected %s" % (path, str(v.get("job"))[:40], job))
     scores, fatal = v.get("scores"), v.get("fatal")
+    if isinstance(scores, dict) and set(scores) != set(labels):
+        labels = next((list(old) for old in earlier if set(scores) == set(old)), labels)
     if not isinstance(scores, dict) or set(scores) != set(labels):
         raise BadOutput("%s: 'scores' must have exactly the labels %s" % (path, " and ".join(labels)))
     if not isinstance(fatal, dict) or set(fatal) != set(labels) or not all(isinstance(x, bool) for x in fatal.values()):
@@ -127,7 +158,7 @@ def parse_verdict(text, job, labels, rubric, path):
         raise BadOutput("%s: confidence must be \"high\" or \"low\"" % path)
     reason = v.get("reason", "")
     return {"sc": out, "fat": {k: fatal[k] for k in labels}, "conf": conf,
-            "why": (reason if isinstance(reason, str) else "")[:300]}
+            "why": (reason if isinstance(reason, str) else "")[:300], "labels": list(labels)}
 
 
 def check_output(run, st, job, rubric):
@@ -147,13 +178,21 @@ def check_output(run, st, job, rubric):
         if kind == "atk":
             return "done", {"labels": parse_attacks(strip_header(texts[0], job, shown[0]), shown[0])}
         if kind == "def":
-            m = find_match(st, match_of(job))
-            attacks = len(st["summ"].get("%s-atk-%s" % (match_of(job), opponent(m, who)), {}).get("labels", ""))
-            ans = parse_answers(strip_header(texts[0], job, shown[0]), attacks, shown[0])
+            m, mid = find_match(st, match_of(job)), match_of(job)
+            attacks = len(st["summ"].get("%s-atk-%s" % (mid, opponent(m, who)), {}).get("labels", ""))
+            raised = len(st["summ"].get("%s-atk-%s" % (mid, who), {}).get("labels", ""))
+            body = strip_header(texts[0], job, shown[0])
+            ans = parse_answers(body, attacks, shown[0])
+            also = parse_also_fixed(body, raised, shown[0])
             check_solution(texts[1], job, shown[1])
-            return "done", {"ans": ans, "sol": outs[1]}
-        sides, names = st["jobs"][job].get("lab") or judge_sides(st, job, st["jobs"][job]["t"])
-        v = parse_verdict(texts[0], job, names, rubric, shown[0])
+            done = {"ans": ans, "sol": outs[1]}
+            if also:
+                done["also"] = also
+            return "done", done
+        info = st["jobs"][job]
+        tries = [info.get("lab") or judge_sides(st, job, info["t"])] + list(reversed(info.get("old", [])))
+        v = parse_verdict(texts[0], job, tries[0][1], rubric, shown[0], [names for _, names in tries[1:]])
+        sides, names = next((sides, names) for sides, names in tries if list(names) == v["labels"])
         by_side = {"sc": {s: v["sc"][n] for s, n in zip(sides, names)},
                    "fat": {s: v["fat"][n] for s, n in zip(sides, names)},
                    "conf": v["conf"]}

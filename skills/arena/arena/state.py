@@ -89,7 +89,8 @@ def deps_of(st, job):
     if kind == "atk":
         return ["spawn-" + m["a"], "spawn-" + m["b"]]
     if kind == "def":
-        return ["%s-atk-%s" % (m["id"], opponent(m, job.split("-")[3]))]
+        # a defender reads the attacks on both sides: it fixes any flaw it shares with its opponent
+        return ["%s-atk-%s" % (m["id"], m["a"]), "%s-atk-%s" % (m["id"], m["b"])]
     return ["%s-def-%s" % (m["id"], m["a"]), "%s-def-%s" % (m["id"], m["b"])]
 
 
@@ -129,6 +130,7 @@ def settle(st, m, winner, info):
         if job_info is None:
             continue
         job_info.pop("lab", None)
+        job_info.pop("old", None)
         if job_info["s"] in ("ready", "issued"):
             job_info["s"] = "cancelled"
     loser = m["b"] if winner == m["a"] else m["a"]
@@ -160,6 +162,9 @@ def apply(st, ev):
             job = st["jobs"][j]
             job["s"], job["t"], job["w"], job["at"] = "issued", job["t"] + 1, ev["wave"], ev["at"]
             if j in ev.get("labels", {}):
+                if job.get("lab"):
+                    # kept while the job is open: a late output of an earlier try is read with its own labels
+                    job.setdefault("old", []).append(job["lab"])
                 job["lab"] = ev["labels"][j]
     elif kind == "done":
         on_done(st, ev["job"], ev["out"])
@@ -191,6 +196,7 @@ def on_done(st, job, out):
     info = st["jobs"][job]
     info["s"] = "done"
     info.pop("w", None)  # only handed-out jobs need their wave
+    info.pop("old", None)
     if info.get("t") == 1:
         del info["t"]  # done at the first try: the common case stays small
     kind = job_kind(job)
@@ -325,10 +331,11 @@ def opponent(m, agent):
 def judge_sides(st, job, attempt):
     """(agents in presentation order, their neutral labels) for one try of a judge.
 
-    The order is drawn from the seed and the job, so a retried first look keeps
-    it and a second look always sees it swapped; labels are fresh on every try.
+    Every try of a job draws its labels from its own slice of one seeded shuffle,
+    so no label comes back on a later try and a late verdict names the try it
+    answers. A retry swaps the order of the try before it; a second look always
+    sees the first look's order swapped, which is its purpose, on every try.
     """
-    rng = rng_for(st["seed"], "labels", job, attempt)
     if job == "final":
         sides = ["winner", "baseline"]
     else:
@@ -339,15 +346,23 @@ def judge_sides(st, job, attempt):
         first = judge_id(match_of(job), 1)
         prior = st["summ"].get(first)
         if prior and st["jobs"][first].get("lab"):
-            order, used = st["jobs"][first]["lab"]
+            order = st["jobs"][first]["lab"][0]
         else:  # both looks run side by side
-            order, used = judge_sides(st, first, 1)
+            order = judge_sides(st, first, 1)[0]
         sides = [order[1], order[0]]
-        pool = [x for x in pool if x not in used]
+        # the first look's labels, on any of its tries, never name the second look's sides
+        pool = [x for x in pool if x not in label_slice(st, first)]
     else:
         sides = shuffled(rng_for(st["seed"], "order", job), sides)
-    names = shuffled(rng, pool)[:2]
-    return sides, names
+        if attempt % 2 == 0:
+            sides.reverse()
+    start = 2 * (attempt - 1) % len(pool)
+    return sides, shuffled(rng_for(st["seed"], "labels", job), pool)[start:start + 2]
+
+
+def label_slice(st, job):
+    """Every label a first look or panel judge can use over its tries."""
+    return shuffled(rng_for(st["seed"], "labels", job), LABELS)[:2 * TRIES["judge"]]
 
 
 def finished(st):

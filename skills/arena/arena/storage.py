@@ -106,12 +106,18 @@ class Run:
     """One run folder and its state, journal and lock."""
 
     def __init__(self, name, root=".arena"):
+        if name == "":
+            raise ArenaError("the run name is empty; pass --run NAME, or leave --run out for the latest run")
         if not RUN_NAME.match(name or ""):
             raise ArenaError("run name %r is not allowed: use letters, digits, '.', '_' or '-' (no '/' or '..')" % name)
         self.name, self.root = name, root
         self.dir = os.path.join(root, name)
         self.state_path = os.path.join(self.dir, "state.json")
         self.journal_path = os.path.join(self.dir, "journal.jsonl")
+
+    def started(self):
+        """Its init reached the journal: from then on the run exists and only next goes on."""
+        return os.path.exists(self.state_path) or self.journal_tail() > 0
 
     def path(self, *parts):
         return os.path.join(self.dir, *parts)
@@ -120,6 +126,23 @@ class Run:
         if not os.path.isdir(self.dir):
             raise ArenaError("no run %r under %s/; start one with init, or pass --run NAME" % (self.name, self.root))
         return RunLock(self.path("lock"))
+
+    def set_aside(self, rel, attempt):
+        """Move a refused output (a file, folder or link) to out/refused/<name>.try<N>.<ext>, kept
+        for the report; nothing there is ever read as an output again."""
+        src = self.path(rel)
+        if not os.path.lexists(src):
+            return
+        folder = self.path("out", "refused")
+        if os.path.islink(folder) or (os.path.lexists(folder) and not os.path.isdir(folder)):
+            os.remove(folder)  # planted by a sub-agent: a move must not leave the run folder
+        os.makedirs(folder, exist_ok=True)
+        stem, ext = os.path.splitext(os.path.basename(rel))
+        dst, k = os.path.join(folder, "%s.try%d%s" % (stem, attempt, ext)), 1
+        while os.path.lexists(dst):
+            k += 1
+            dst = os.path.join(folder, "%s.try%d-%d%s" % (stem, attempt, k, ext))
+        os.rename(src, dst)
 
     # -- state
     def check_folder(self):
@@ -139,7 +162,8 @@ class Run:
                 sys.stderr.write("bracket.py: run %s had no state.json (init was cut short, or it was deleted); "
                                  "rebuilt it from journal.jsonl\n" % self.name)
                 return st
-            raise ArenaError("run %r has no state.json and no journal; start a new run with init" % self.name)
+            raise ArenaError("run %r was never started: its init was cut short before its first journal line; "
+                             "run the same init --run %s again" % (self.name, self.name))
         with open(self.state_path, "rb") as f:
             raw = f.read()
         text = raw.decode("utf-8", "replace")
@@ -254,7 +278,7 @@ class Run:
 
 def find_run(name, root=".arena"):
     """The run named, or the one init made last in this folder."""
-    if name:
+    if name is not None:
         return Run(name, root)
     current = os.path.join(root, "current")
     if os.path.exists(current):

@@ -1,0 +1,298 @@
+"""Adversarial orchestration: late outputs, stale and refused files, leaks to judges, killed inits.
+
+Each case drives bracket.py through its command line the way an orchestrator written
+only from the README, SKILL.md and the briefs could: retrying before an agent wrote,
+running next twice, leaving a folder where a file belongs, and so on.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import standin
+from standin import BRACKET, run_cli
+from arena import outputs, state
+from arena.base import ArenaError, TRIES
+from arena.cards import load_cards, load_rubric
+
+
+def state_of(cwd, run):
+    with open(os.path.join(cwd, ".arena", run, "state.json"), encoding="utf-8") as f:
+        return json.loads(f.read())["state"]
+
+
+def state_bytes(cwd, run):
+    with open(os.path.join(cwd, ".arena", run, "state.json"), "rb") as f:
+        return f.read()
+
+
+class Run(unittest.TestCase):
+    """A run driven call by call: the test decides which agent writes what, and when."""
+
+    task = "Write a function that adds two numbers.\n"
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.cwd = self.tmp.name
+        with open(os.path.join(self.cwd, "task.md"), "wb") as f:
+            f.write(self.task.encode("utf-8"))
+        self.agent = standin.StandIn(self.cwd, seed=5)
+        self.outs = []
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def init(self, n, *extra, run="r", seed=7):
+        self.run = run
+        run_cli(["init", "--agents", str(n), "--seed", str(seed), "--task-file", "task.md", "--run", run,
+                 "--direct"] + list(extra), self.cwd)
+
+    def next(self, *extra):
+        _, out, _ = run_cli(["next", "--run", self.run] + list(extra), self.cwd)
+        self.outs.append(out)
+        return out
+
+    def wave(self, out, skip=()):
+        """Play every call of a printed wave except the jobs in skip; returns the jobs listed."""
+        jobs = []
+        for call in standin.parse_wave(out):
+            jobs.append(call["description"])
+            if call["description"] not in skip:
+                self.agent(call)
+        return jobs
+
+    def path(self, *parts):
+        return os.path.join(self.cwd, ".arena", self.run, *parts)
+
+    def write(self, rel, text):
+        with open(self.path(rel), "w", encoding="utf-8") as f:
+            f.write(text)
+
+    def read(self, rel):
+        with open(self.path(rel), encoding="utf-8") as f:
+            return f.read()
+
+    def st(self):
+        return state_of(self.cwd, self.run)
+
+    def to_judges(self, n=2):
+        """Play spawns, attacks and defences; returns the output of the next that hands out the judges."""
+        out = self.next()
+        while "-judge" not in out:
+            self.assertIn("Wave", out)
+            self.wave(out)
+            out = self.next()
+        return out
+
+
+class LateOutputs(Run):
+    def test_a_late_verdict_is_read_with_its_own_try_labels(self):
+        self.init(2, "--recheck", "off")
+        out = self.to_judges()
+        self.assertIn("r1-m01-judge", out)
+        sides1, names1 = self.st()["jobs"]["r1-m01-judge"]["lab"]
+        # the orchestrator retries before the first judge wrote anything
+        out = self.next("--retry")
+        self.assertIn("r1-m01-judge", out)
+        sides2, names2 = self.st()["jobs"]["r1-m01-judge"]["lab"]
+        # fresh labels: none of try 1's come back, so a late try-1 verdict cannot pass for try 2's
+        self.assertFalse(set(names1) & set(names2), (names1, names2))
+        full = {"correctness": 30, "completeness": 25, "robustness": 20, "specificity": 15, "clarity": 10}
+        low = {"correctness": 5, "completeness": 5, "robustness": 5, "specificity": 5, "clarity": 5}
+        good = names1[sides1.index("a001")]
+        bad = names1[sides1.index("a002")]
+        self.write("out/r1-m01-judge.json", json.dumps({
+            "job": "r1-m01-judge", "scores": {good: full, bad: low}, "fatal": {good: False, bad: False},
+            "confidence": "high", "reason": "late try 1"}))
+        self.next()
+        res = self.st()["results"]["r1-m01"]
+        self.assertEqual((res["w"], res["tot"]), ("a001", {"a001": 100, "a002": 25}))
+
+    def test_judge_retry_gets_fresh_labels_and_order(self):
+        sizes = tuple(len(p) for p in load_cards().values())
+        for seed in range(20):
+            st = state.new_state({"run": "x", "agents": 2, "seed": seed, "wave": 10, "at": 0, "fence": "f",
+                                  "baseline": False}, sizes)
+            tries = [state.judge_sides(st, "r1-m01-judge", t) for t in (1, 2, 3)]
+            used = [n for _, names in tries for n in names]
+            self.assertEqual(len(set(used)), 6, "a label came back on a later try: %s" % used)
+            self.assertNotEqual(tries[0][0], tries[1][0], "a retry kept the order of presentation")
+            self.assertNotEqual(tries[1][0], tries[2][0], "a retry kept the order of presentation")
+            # a second look sees the first look's order swapped, on every try, with labels of its own
+            looks = [state.judge_sides(st, "r1-m01-judge2", t) for t in (1, 2, 3)]
+            self.assertTrue(all(sides == tries[0][0][::-1] for sides, _ in looks))
+            self.assertFalse(set(n for _, names in looks for n in names) & set(used))
+
+
+class RefusedFiles(Run):
+    def test_a_refused_file_is_moved_aside_and_never_counts_twice(self):
+        self.init(2)
+        out = self.next()
+        self.wave(out, skip=("spawn-a001",))
+        self.write("out/spawn-a001.md", "no header\n")
+        out = self.next()
+        self.assertIn("spawn-a001", out)
+        self.assertEqual(self.read("out/refused/spawn-a001.try1.md"), "no header\n")
+        self.assertFalse(os.path.exists(self.path("out/spawn-a001.md")))
+        before = state_bytes(self.cwd, "r")
+        again = self.next()
+        self.assertIn("Waiting for 1 job(s)", again)
+        self.assertEqual(state_bytes(self.cwd, "r"), before, "a second next without new outputs changed the state")
+        info = self.st()["jobs"]["spawn-a001"]
+        self.assertEqual((info["s"], info["t"]), ("issued", 2))
+
+    def test_a_folder_at_an_output_path_does_not_block_the_retry(self):
+        self.init(2)
+        out = self.next()
+        self.wave(out, skip=("spawn-a001",))
+        os.makedirs(self.path("out/spawn-a001.md", "inner"))
+        out = self.next()
+        self.assertIn("not a plain file", out)
+        self.assertTrue(os.path.isdir(self.path("out/refused/spawn-a001.try1.md/inner")))
+        self.wave(out)  # the re-issued agent can write its file
+        self.next()
+        self.assertEqual(self.st()["jobs"]["spawn-a001"]["s"], "done")
+        self.assertEqual(self.st()["sol"]["a001"], "out/spawn-a001.md")
+
+    def test_the_last_refusal_says_what_happens_next(self):
+        self.init(2)
+        out = self.next()
+        self.wave(out, skip=("spawn-a001",))
+        self.write("out/spawn-a001.md", "no header\n")
+        out = self.next()
+        self.assertIn("invalid, will be re-issued: spawn-a001", out)
+        self.write("out/spawn-a001.md", "no header again\n")
+        out = self.next()
+        self.assertNotIn("will be re-issued: spawn-a001", out)
+        self.assertRegex(out, r"invalid, no more tries, a001 forfeits its match: spawn-a001: ")
+        self.assertEqual(self.read("out/refused/spawn-a001.try2.md"), "no header again\n")
+
+    def test_a_refused_attack_is_not_handed_to_the_defender_or_the_judge(self):
+        self.init(2, "--recheck", "off")
+        out = self.next()
+        self.wave(out)
+        secret = "## ATTACK 1 SEVERE: refused attack text\n"
+        for _ in range(TRIES["atk"]):
+            out = self.next()
+            self.assertIn("r1-m01-atk-a002", out)
+            self.wave(out, skip=("r1-m01-atk-a002",))
+            self.write("out/r1-m01-atk-a002.md", "<!-- arena job: r1-m01-atk-a002 -->\n" + secret)
+        out = self.next()
+        self.assertTrue(self.st()["summ"]["r1-m01-atk-a002"]["missing"])
+        self.assertFalse(os.path.exists(self.path("out/r1-m01-atk-a002.md")))
+        brief = self.read("b/r1-m01-def-a001.md")
+        self.assertNotIn("r1-m01-atk-a002.md", brief)
+        self.assertIn("no attacks", brief.lower())
+        # the defender answers nothing and its defence is accepted
+        while "-judge" not in out:
+            self.wave(out)
+            out = self.next()
+        self.assertEqual(self.st()["summ"]["r1-m01-def-a001"]["ans"], "")
+        copies = "".join(self.read(os.path.join("j", "r1-m01-judge", f))
+                         for f in os.listdir(self.path("j", "r1-m01-judge")))
+        self.assertNotIn("refused attack text", copies)
+
+
+class Verdicts(unittest.TestCase):
+    def test_duplicate_keys_are_refused_at_any_level(self):
+        rubric = load_rubric()
+        card = ", ".join('"%s": 1' % c for c, _, _ in rubric)
+        base = '{"job": "j", "scores": {"A": {%s}, "B": {%s}}, "fatal": {"A": false, "B": false}%s}'
+        ok = base % (card, card, "")
+        outputs.parse_verdict(ok, "j", ["A", "B"], rubric, "v.json")
+        for text in (base % (card + ', "correctness": 0', card, ""),
+                     base % (card, card, ', "fatal": {"A": true, "B": false}'),
+                     base % (card, card, ', "job": "j"')):
+            with self.assertRaisesRegex(outputs.BadOutput, "duplicate key"):
+                outputs.parse_verdict(text, "j", ["A", "B"], rubric, "v.json")
+
+
+class Leaks(Run):
+    task = "Line one\r\nLine two, with a CR: \r\nend\r\n"
+
+    def test_the_task_reaches_every_brief_byte_for_byte(self):
+        self.init(2)
+        out = self.to_judges()
+        task = self.task.encode("utf-8")
+        for name in os.listdir(self.path("b")):
+            with open(self.path("b", name), "rb") as f:
+                self.assertIn(task, f.read(), name)
+
+    def test_agent_and_job_ids_are_scrubbed_whatever_surrounds_them(self):
+        self.init(2, "--recheck", "off")
+        leak = ("agent_a001 wrote a001_v2 and xa002y; see .arena/r/out/spawn-a002.md, r1-m01-atk-a002 and "
+                "r1-m01-judge2.\nA100 and a12 stay.\n")
+        out = self.next()
+        while "r1-m01-def-a001" not in out:
+            self.wave(out)
+            out = self.next()
+        self.wave(out, skip=("r1-m01-def-a001",))
+        attacks = len(self.st()["summ"]["r1-m01-atk-a002"]["labels"])
+        head = "<!-- arena job: r1-m01-def-a001 -->\n"
+        self.write("out/r1-m01-def-a001.md", head + "".join(
+            "## ANSWER %d CONCEDE: fixed in a001_v2\n%s" % (k, leak) for k in range(1, attacks + 1)))
+        self.write("out/r1-m01-sol-a001.md", head + leak)
+        out = self.next()
+        self.assertIn("r1-m01-judge", out)
+        folder = self.path("j", "r1-m01-judge")
+        copies = "".join(self.read(os.path.join("j", "r1-m01-judge", f)) for f in sorted(os.listdir(folder)))
+        self.assertIn("wrote", copies)
+        self.assertNotRegex(copies, r"a00[12]")
+        self.assertNotIn("r1-m01", copies)
+        self.assertIn("A100 and a12 stay", copies)
+
+
+class Baseline(Run):
+    def test_the_baseline_judge_gets_as_many_tries_as_any_judge(self):
+        self.assertEqual(TRIES["final"], TRIES["judge"])
+        with open(os.path.join(standin.ROOT, "README.md"), encoding="utf-8") as f:
+            readme = f.read()
+        self.assertIn("judge's %s times" % {2: "two", 3: "three"}[TRIES["judge"]], readme)
+
+    def test_one_agent_whose_spawn_fails_twice(self):
+        with open(os.path.join(self.cwd, "old.md"), "w") as f:
+            f.write("old answer\n")
+        self.init(1, "--baseline-file", "old.md")
+        for _ in range(TRIES["spawn"]):
+            out = self.next()
+            self.wave(out, skip=("spawn-a001",))
+            self.write("out/spawn-a001.md", "no header\n")
+        out = self.next()
+        self.assertIn("Finished", out)
+        self.assertIn("no solution", out)
+        _, win, _ = run_cli(["winner", "--run", "r"], self.cwd)
+        self.assertNotIn("not run yet", win)
+        self.assertRegex(win, r"baseline check: not run: .*no solution")
+
+
+class RunNames(Run):
+    def test_an_empty_run_name_is_refused(self):
+        self.init(2)
+        for args in (["next", "--run", ""], ["status", "--run", ""],
+                     ["init", "--agents", "2", "--task-file", "task.md", "--run", ""]):
+            code, _, err = run_cli(args, self.cwd, check=False)
+            self.assertEqual(code, 2, args)
+            self.assertIn("empty", err)
+
+    def test_a_killed_init_is_safe_to_repeat(self):
+        env = dict(os.environ, ARENA_KILL_AT="2")  # dies writing task.md, before the journal
+        proc = subprocess.run([sys.executable, BRACKET, "init", "--agents", "2", "--seed", "1", "--task-file",
+                               "task.md", "--run", "t", "--direct"], cwd=self.cwd, capture_output=True, env=env)
+        self.assertLess(proc.returncode, 0)
+        self.assertTrue(os.path.isdir(os.path.join(self.cwd, ".arena", "t")))
+        self.assertFalse(os.path.exists(os.path.join(self.cwd, ".arena", "t", "journal.jsonl")))
+        code, _, err = run_cli(["next", "--run", "t"], self.cwd, check=False)
+        self.assertEqual(code, 2)
+        self.assertIn("init", err)
+        self.assertIn("again", err)
+        self.run = "t"
+        self.init(2, run="t", seed=1)
+        self.assertIn("Wave 1", self.next())
+
+
+if __name__ == "__main__":
+    unittest.main()
