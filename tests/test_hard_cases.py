@@ -112,7 +112,7 @@ class LateOutputs(Run):
         res = self.st()["results"]["r1-m01"]
         self.assertEqual((res["w"], res["tot"]), ("a001", {"a001": 100, "a002": 25}))
 
-    def test_judge_retry_gets_fresh_labels_and_order(self):
+    def test_judge_retry_gets_fresh_labels_and_the_same_order(self):
         sizes = tuple(len(p) for p in load_cards().values())
         for seed in range(20):
             st = state.new_state({"run": "x", "agents": 2, "seed": seed, "wave": 10, "at": 0, "fence": "f",
@@ -120,12 +120,15 @@ class LateOutputs(Run):
             tries = [state.judge_sides(st, "r1-m01-judge", t) for t in (1, 2, 3)]
             used = [n for _, names in tries for n in names]
             self.assertEqual(len(set(used)), 6, "a label came back on a later try: %s" % used)
-            self.assertNotEqual(tries[0][0], tries[1][0], "a retry kept the order of presentation")
-            self.assertNotEqual(tries[1][0], tries[2][0], "a retry kept the order of presentation")
+            # the order is the seeded coin of the job, kept on retries so a seed replays the same
+            self.assertTrue(all(sides == tries[0][0] for sides, _ in tries))
             # a second look sees the first look's order swapped, on every try, with labels of its own
             looks = [state.judge_sides(st, "r1-m01-judge2", t) for t in (1, 2, 3)]
             self.assertTrue(all(sides == tries[0][0][::-1] for sides, _ in looks))
             self.assertFalse(set(n for _, names in looks for n in names) & set(used))
+        with open(os.path.join(standin.ROOT, "README.md"), encoding="utf-8") as f:
+            readme = f.read()
+        self.assertNotIn("fresh pair of labels and order", readme)
 
 
 class RefusedFiles(Run):

@@ -9,7 +9,8 @@ receipt line. `play_brief(project, brief_path, seed)` does the same from the bri
 Each competitor has a hidden quality drawn from the seed and its id. Its solutions say
 it in a `quality:` line and list their flaws (`flaw F2 MAJOR: ...`); attackers find some
 flaws and invent a few; a defence concedes real ones and its revision fixes most of
-them, scoring a little higher. The judge reads only its blinded copies: it scores the
+them, scoring a little higher, and fixes too the flaws it shares with the opponent's
+solution when its own side raised them (ALSO FIXED). The judge reads only its blinded copies: it scores the
 quality it reads with noise and a bonus for the side shown first, flags FATAL when a
 FATAL flaw is still there (and rarely when none is), and says "low" when it is unsure.
 So matches have real margins, close calls (second looks) and upsets. Everything is
@@ -83,11 +84,13 @@ def play_brief(project, brief_path, seed=0):
         write(project, out, head + attack(seed, job, read(project, target)))
     elif re.search(r"-def-", job):
         me = job.split("-")[3]
-        attacks = [p for p in paths if "-atk-" in p][0]
         mid = "-".join(job.split("-")[:2])
         revised = [p for p in paths if p.endswith("/out/%s-sol-%s.md" % (mid, me))][0]
-        own = [p for p in paths if p not in (out, attacks, revised)][0]
-        answers, solution = defend(seed, job, read(project, own), read(project, attacks))
+        own = [p for p in paths if p not in (out, revised) and "-atk-" not in p][0]
+        # each list is named on its own line, or "none" when there is no file to read
+        on_me, on_them = (listed(brief, which) for which in ("Attacks on your solution", "Attacks your side raised"))
+        answers, solution = defend(seed, job, read(project, own), read(project, on_me) if on_me else "",
+                                   read(project, on_them) if on_them else "")
         write(project, out, head + answers)
         write(project, revised, head + solution)
     else:
@@ -144,8 +147,9 @@ def attack(seed, job, target):
     return "".join(parts)
 
 
-def defend(seed, job, own, attacks):
-    """(answers text, revised solution text): concede real flaws and fix most of them."""
+def defend(seed, job, own, attacks, raised=""):
+    """(answers text, revised solution text): concede real flaws and fix most of them, and
+    fix too the flaws raised against the opponent that this solution shares (ALSO FIXED)."""
     me = job.split("-")[3]
     skill = quality_of(seed, me)
     rng = rng_for(seed, "demo-defend", job)
@@ -165,6 +169,13 @@ def defend(seed, job, own, attacks):
                 points += FIX_GAIN[kind]
         else:
             answers.append("## ANSWER %s REBUT: the claim does not hold\nThe text already covers it.\n" % n)
+    shared = {what: fid for fid, (kind, what) in live.items()}
+    for n, summary in re.findall(r"^## ATTACK (\d+) \S+?: (.*)$", raised, re.M):
+        m = re.match(r"flaw F\d+, (.*)$", summary)
+        fid = shared.pop(m.group(1), None) if m else None
+        if fid in live and rng.random() < {"FATAL": 0.6, "MAJOR": 0.8, "MINOR": 0.9}[live[fid][0]] + 0.05 * skill:
+            answers.append("## ALSO FIXED %s: the same flaw was in this solution\nThe revision fixes it here too.\n" % n)
+            points += FIX_GAIN[live.pop(fid)[0]]
     left = [(fid, kind, what) for fid, kind, what in flaws if fid in live]
     return "".join(answers), solution_text(min(100.0, points), left, revision + 1, about, steps)
 
@@ -220,6 +231,12 @@ def scorecard(seen, rubric, rng):
 
 
 # ---------------------------------------------------------------- files
+
+def listed(brief, which):
+    """The file a defence brief names on the line that starts with `which`, or None."""
+    m = re.search(r"^\s*- %s[^`\n]*`([^`]+)`" % re.escape(which), brief, re.M)
+    return m.group(1) if m else None
+
 
 def section(brief, title):
     m = re.search(r"^## %s\n(.*?)(?=^## |\Z)" % re.escape(title), brief, re.M | re.S)

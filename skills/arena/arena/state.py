@@ -333,8 +333,10 @@ def judge_sides(st, job, attempt):
 
     Every try of a job draws its labels from its own slice of one seeded shuffle,
     so no label comes back on a later try and a late verdict names the try it
-    answers. A retry swaps the order of the try before it; a second look always
-    sees the first look's order swapped, which is its purpose, on every try.
+    answers. The order is drawn once per job from the seed: a retry replaces a
+    try whose verdict never counted, so the same seed gives the same
+    presentation however many tries a judge needed. A second look always sees
+    the first look's order swapped.
     """
     if job == "final":
         sides = ["winner", "baseline"]
@@ -354,8 +356,6 @@ def judge_sides(st, job, attempt):
         pool = [x for x in pool if x not in label_slice(st, first)]
     else:
         sides = shuffled(rng_for(st["seed"], "order", job), sides)
-        if attempt % 2 == 0:
-            sides.reverse()
     start = 2 * (attempt - 1) % len(pool)
     return sides, shuffled(rng_for(st["seed"], "labels", job), pool)[start:start + 2]
 
