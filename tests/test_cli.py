@@ -79,11 +79,13 @@ class PlanCommandTest(Workspace):
         spec_path = os.path.join(standin.ROOT, "..", "shared", "spec", "arena.md")
         if os.path.exists(spec_path):  # the published table, where the spec sits beside the repo
             with open(spec_path, encoding="utf-8") as f:
-                table = re.search(r"```\n(round  alive.*?total[^\n]*)\n```", f.read(), re.S)
+                table = re.search(r"```\n(round  alive.*?)\n(total[^\n]*)\n```", f.read(), re.S)
             self.assertIsNotNone(table)
             self.assertIn(table.group(1), out)
+            # the spec's total row sits one column right of its numbers; plan lines it up
+            self.assertEqual(re.search(r"^total .*$", out, re.M).group(0).split(), table.group(2).split())
         self.assertIn("alive per round: 100 50 25 13 7 4 2 1", out)
-        self.assertIn("total                                    595     70", out)
+        self.assertIn("total                                   595     70", out)
         self.assertEqual(os.listdir(self.cwd), ["task.md"], "plan must write nothing")
 
     def test_plan_baseline_and_totals(self):

@@ -14,7 +14,7 @@ import sys
 import time
 
 from .base import (ArenaError, DEFAULT_AGENTS, DEFAULT_BATCH, DEFAULT_RECHECK, DEFAULT_WAVE, MAX_WAVE, MODELS,
-                   QUICK_AGENTS, read_text, rng_for)
+                   QUICK_AGENTS, plural, read_text, rng_for)
 from .cards import card_names, load_cards, load_rubric
 from .jobs import job_kind, parse_job
 from .state import alive_agents, deps_of, find_match, matches_decided, new_state, opponent, path_of, points
@@ -33,9 +33,10 @@ from .estimate import (ASSUMED, estimate_tokens, format_estimate, job_counts, me
 def cmd_plan(args):
     n = 8 if args.quick else args.agents
     check_numbers(n, args.wave)
+    # read the task before printing anything: a bad --task-file is one line, not a table and then an error
+    task = read_input(args.task_file, "--task-file") if args.task_file else None
     print(plan_table(n, args.wave, args.baseline, args.recheck != "off"))
-    if args.task_file:
-        task = read_input(args.task_file, "--task-file")
+    if task is not None:
         calls = job_counts(n, args.wave, args.baseline, args.recheck != "off")
         print(format_estimate(estimate_tokens(calls, tokens_of(task), ASSUMED), "assumed"))
     print(code_line(args.run_code, "<run>"))
@@ -48,6 +49,15 @@ def code_line(run_code, run_name):
                 ".arena/%s/work/<job>/, through bracket.py exec; that is model-written code run as you on this "
                 "machine" % run_name)
     return "running code: off: sub-agents read and reason about code and run nothing (--run-code lets them test it)"
+
+
+def card_count():
+    """How many distinct cards cards.md allows, for --help ("?" when cards.md cannot be read)."""
+    try:
+        sizes = [len(p) for p in load_cards().values()]
+    except ArenaError:
+        return "?"
+    return sizes[0] * sizes[1] * sizes[2]
 
 
 def check_numbers(n, wave, cards=None):
@@ -116,8 +126,8 @@ def cmd_init(args):
         run.save(st)
     write_conductor_brief(run, st)
     atomic_write(os.path.join(root, "current"), name + "\n")
-    print("run %s: %d agents, seed %d, wave %d, %s mode; task in %s" % (
-        name, n, seed, args.wave, st["mode"], run.path("task.md")))
+    print("run %s: %s, seed %d, wave %d, %s mode; task in %s" % (
+        name, plural(n, "agent"), seed, args.wave, st["mode"], run.path("task.md")))
     print(code_line(st["run_code"], name))
     print("next: next --run %s" % name)
 
@@ -211,7 +221,7 @@ def cmd_pairings(args):
             return
         rnd = st["rounds"][-1]
         modes = lambda a: load_cards()["reasoning"][st["cards"][a][0]][0]
-        print("round %d: %d matches%s" % (rnd["n"], len(rnd["matches"]), ", bye " + rnd["bye"] if rnd["bye"] else ""))
+        print("round %d: %s%s" % (rnd["n"], plural(len(rnd["matches"]), "match"), ", bye " + rnd["bye"] if rnd["bye"] else ""))
         for m in rnd["matches"]:
             res = st["results"].get(m["id"])
             tail = "  -> %s (%s)" % (res["w"], res["how"]) if res else ""
@@ -250,7 +260,7 @@ def cmd_advance(args):
             print("one agent left: %s" % st["champion"])
         else:
             r = st["rounds"][-1]
-            print("round %d paired: %d matches%s" % (r["n"], len(r["matches"]), ", bye " + r["bye"] if r["bye"] else ""))
+            print("round %d paired: %s%s" % (r["n"], plural(len(r["matches"]), "match"), ", bye " + r["bye"] if r["bye"] else ""))
     with_run(args, go)
 
 
@@ -273,15 +283,15 @@ def cmd_repair(args):
 def cmd_status(args):
     def go(run, st):
         print(progress_line(st))
-        print("run %s: %d agents, seed %d, wave %d, %s mode, second look %s" % (
-            st["run"], st["agents"], st["seed"], st["wave"], st["mode"],
+        print("run %s: %s, seed %d, wave %d, %s mode, second look %s" % (
+            st["run"], plural(st["agents"], "agent"), st["seed"], st["wave"], st["mode"],
             "off" if st["recheck"] is None else "within %d points" % st["recheck"]))
         for rnd in st["rounds"]:
             decided = [st["results"][m["id"]] for m in rnd["matches"] if m["id"] in st["results"]]
             looks = sum(1 for r in decided if r.get("n") == 2)
-            print("round %d: %d alive, %d matches, %d decided%s%s" % (
-                rnd["n"], 2 * len(rnd["matches"]) + (1 if rnd["bye"] else 0), len(rnd["matches"]), len(decided),
-                ", %d second looks" % looks if looks else "", ", bye " + rnd["bye"] if rnd["bye"] else ""))
+            print("round %d: %d alive, %s, %d decided%s%s" % (
+                rnd["n"], 2 * len(rnd["matches"]) + (1 if rnd["bye"] else 0), plural(len(rnd["matches"]), "match"),
+                len(decided), ", " + plural(looks, "second look") if looks else "", ", bye " + rnd["bye"] if rnd["bye"] else ""))
         alive = alive_agents(st)
         print("alive: %d%s" % (len(alive), " (" + " ".join(alive) + ")" if len(alive) <= 16 else ""))
         failing = sorted((j, i["why"]) for j, i in st["jobs"].items() if i.get("why") and i["s"] in ("ready", "stuck"))
@@ -378,8 +388,8 @@ def cmd_winner(args):
         cards = load_cards()
         sol = st["sol"].get(champ)
         rounds = len(st["rounds"])
-        print("winner %s of %d agents after %d round%s (seed %d)" % (
-            champ, st["agents"], rounds, "" if rounds == 1 else "s", st["seed"]))
+        print("winner %s of %s after %s (seed %d)" % (
+            champ, plural(st["agents"], "agent"), plural(rounds, "round"), st["seed"]))
         print("card: %s" % " / ".join(card_names(cards, st["cards"][champ])))
         print("solution: %s" % (run.path(sol) if sol else "none: no competitor produced a valid solution"))
         for m, res in path_of(st, champ):
@@ -434,9 +444,17 @@ def print_final(st):
 
 
 class Parser(argparse.ArgumentParser):
+    def parse_args(self, args=None, namespace=None):
+        # argparse reports a stray option from the top-level parser, whose help does not list
+        # the command's options: report it from the command's own parser instead
+        found, extra = self.parse_known_args(args, namespace)
+        if extra:
+            command = self._subparsers._group_actions[0].choices.get(getattr(found, "cmd", None), self)
+            command.error("unrecognized arguments: %s" % " ".join(extra))
+        return found
+
     def error(self, message):
-        sys.stderr.write("bracket.py: %s; see 'bracket.py %s --help'\n" % (message, self.prog.split()[-1]
-                                                                           if " " in self.prog else ""))
+        sys.stderr.write("bracket.py: %s; see '%s --help'\n" % (message, self.prog))
         sys.exit(2)
 
 
@@ -459,23 +477,26 @@ def build_parser():
             c.add_argument("--run", help="the run's folder name under .arena/ (default: the latest init)")
         return c
 
+    agents_help = "competitors, 1 to %s (default %d)" % (card_count(), DEFAULT_AGENTS)
+    wave_help = "sub-agents running at once, 1 to %d (default %d)" % (MAX_WAVE, DEFAULT_WAVE)
     c = command("plan", cmd_plan, "show rounds, sub-agent calls and waves for N agents; writes nothing", run=False)
-    c.add_argument("--agents", type=whole, default=DEFAULT_AGENTS)
+    c.add_argument("--agents", type=whole, default=DEFAULT_AGENTS, metavar="N", help=agents_help)
     c.add_argument("--quick", action="store_true", help="8 agents")
-    c.add_argument("--wave", type=whole, default=DEFAULT_WAVE)
+    c.add_argument("--wave", type=whole, default=DEFAULT_WAVE, metavar="W", help=wave_help)
     c.add_argument("--baseline", action="store_true", help="add the final check against the old answer")
-    c.add_argument("--recheck", default=str(DEFAULT_RECHECK), help="margin for a second judge, or off")
+    c.add_argument("--recheck", default=str(DEFAULT_RECHECK), metavar="M",
+                   help="second judge when totals are within M points (default %d), or off" % DEFAULT_RECHECK)
     c.add_argument("--task-file", help="estimate tokens for this task")
     c.add_argument("--run-code", action="store_true", help="show the preview for a run that lets sub-agents run code")
     c.add_argument("--job-minutes", help="minutes per job: N (spawn N, the rest in proportion) or spawn=N,judge=M")
 
     c = command("init", cmd_init, "start a run: deal cards, pair round 1, write the state", run=False)
-    c.add_argument("--agents", type=whole, default=DEFAULT_AGENTS)
+    c.add_argument("--agents", type=whole, default=DEFAULT_AGENTS, metavar="N", help=agents_help)
     c.add_argument("--quick", action="store_true", help="8 agents")
     c.add_argument("--seed", type=whole)
     c.add_argument("--task-file", required=True)
     c.add_argument("--baseline-file")
-    c.add_argument("--wave", type=whole, default=DEFAULT_WAVE)
+    c.add_argument("--wave", type=whole, default=DEFAULT_WAVE, metavar="W", help=wave_help)
     c.add_argument("--run", help="folder name under .arena/ (default: date-time and seed)")
     c.add_argument("--model", choices=MODELS, help="model for competitors (default: the session's)")
     c.add_argument("--judge-model", choices=MODELS, help="model for judges (default: the session's)")

@@ -6,7 +6,7 @@ progress to redo the estimate with real numbers. Never changes a state.
 
 import os
 
-from .base import RECHECK_SHARE
+from .base import RECHECK_SHARE, plural
 from .jobs import field_sizes, job_kind, outputs_of, packed_waves, plan_rows
 
 
@@ -87,8 +87,7 @@ def plan_table(n, wave, baseline=False, recheck=True):
             label, alive, "-" if matches is None else matches, "yes" if bye else "-", calls, waves))
     calls = sum(r[4] for r in rows)
     waves = sum(r[5] for r in rows)
-    # the total row sits one column right, as in the published table
-    out.append("%-6s  %5s  %7s  %3s  %15d  %5d" % ("total", "", "", "", calls, waves))
+    out.append("%5s  %5s  %7s  %3s  %15d  %5d" % ("total", "", "", "", calls, waves))
     out.append("alive per round: " + " ".join(str(x) for x in field_sizes(n)))
     packed, bound = packed_waves(n, wave, baseline)
     out.append("packed waves (ready jobs from any phase share a wave): %d (best possible with round barriers: %d)"
@@ -97,15 +96,20 @@ def plan_table(n, wave, baseline=False, recheck=True):
         extra = expected_looks(n, wave)
         waves2, _ = packed_waves(n, wave, baseline, RECHECK_SHARE)
         out.append("second looks (close matches, and every match of rounds small enough to judge twice in one wave):")
-        out.append("  about %d more judge calls, %d calls in all (x%.2f), about %d packed waves"
-                   % (extra, calls + extra, (calls + extra) / float(calls), waves2))
+        out.append("  about %s, %d calls in all (x%.2f), about %d packed waves"
+                   % (plural(extra, "more judge call"), calls + extra, (calls + extra) / float(calls), waves2))
     return "\n".join(out)
 
 
 def expected_looks(n, wave):
-    """Second-look judge calls to expect: all matches of small rounds, a share of the rest."""
-    extra = 0
+    """Second-look judge calls to expect: every match of a round small enough to judge
+    twice in one wave, and the measured share of the others, rounded once at the end
+    (rounding per round would lose up to half a call in every round)."""
+    small, big = 0, 0
     for alive in field_sizes(n)[:-1]:
         m = alive // 2
-        extra += m if 2 * m <= wave else int(round(RECHECK_SHARE * m))
-    return extra
+        if 2 * m <= wave:
+            small += m
+        else:
+            big += m
+    return small + int(RECHECK_SHARE * big + 0.5)

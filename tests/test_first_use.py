@@ -1,0 +1,108 @@
+"""What a new user meets first: plan's table and errors, --help, counts in plain English,
+and the README's figures agreeing with the command that prints them."""
+
+import os
+import re
+import tempfile
+import unittest
+
+import readme
+from standin import run_cli
+
+
+class FirstUse(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.cwd = self.tmp.name
+        with open(os.path.join(self.cwd, "task.md"), "w", encoding="utf-8") as f:
+            f.write("Write a function that adds two numbers.\n")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def refused(self, *args):
+        code, out, err = run_cli(list(args), self.cwd, check=False)
+        self.assertEqual(code, 2, (args, out, err))
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        return out, err.strip()
+
+    def test_a_missing_task_file_is_refused_before_anything_is_printed(self):
+        out, err = self.refused("plan", "--agents", "16", "--task-file", "missing.md")
+        self.assertEqual(out, "")
+        self.assertIn("missing.md", err)
+
+    def test_a_stray_option_points_to_the_commands_own_help(self):
+        for command, *needed in (("plan",), ("init", "--task-file", "task.md"), ("next",), ("winner",)):
+            with self.subTest(command=command):
+                _, err = self.refused(command, *needed, "--bogus")
+                self.assertTrue(err.endswith("see 'bracket.py %s --help'" % command), err)
+                self.assertIn("--bogus", err)
+        for args in (("bogus",), ()):
+            with self.subTest(args=args):
+                _, err = self.refused(*args)
+                self.assertTrue(err.endswith("see 'bracket.py --help'"), err)
+        self.assertNotIn("  ", self.refused("plan", "--agents", "many")[1])
+
+    def test_help_gives_the_range_and_default_of_agents_and_wave(self):
+        for command in ("plan", "init"):
+            with self.subTest(command=command):
+                _, out, _ = run_cli([command, "--help"], self.cwd)
+                flat = " ".join(out.split())
+                self.assertIn("--agents N competitors, 1 to 2160 (default 100)", flat)
+                self.assertIn("--wave W sub-agents running at once, 1 to 20 (default 10)", flat)
+
+    def test_the_total_row_lines_up_with_the_rows_above(self):
+        for n in (1, 2, 7, 100, 2160):
+            with self.subTest(n=n):
+                _, out, _ = run_cli(["plan", "--agents", str(n)], self.cwd)
+                table = out.split("\nalive per round")[0].splitlines()
+                self.assertTrue(table[-1].startswith("total"))
+                self.assertEqual({len(line) for line in table[1:]}, {len(table[0])}, "\n" + "\n".join(table))
+                # each number ends where its column's heading ends
+                head = table[0]
+                for line in table[1:]:
+                    self.assertEqual(line[head.index("waves") + len("waves") - 1], line.rstrip()[-1])
+
+    def test_one_of_a_thing_is_singular(self):
+        _, out, _ = run_cli(["plan", "--agents", "2"], self.cwd)
+        self.assertIn("about 1 more judge call,", out)
+        run_cli(["init", "--agents", "2", "--seed", "1", "--task-file", "task.md", "--run", "r"], self.cwd)
+        said = []
+        for args in (["pairings"], ["status"]):
+            said.append(run_cli(args + ["--run", "r"], self.cwd)[1])
+        text = "\n".join(said)
+        self.assertIn("round 1: 1 match", text)
+        self.assertNotRegex(text + out, r"\b1 (matches|agents|rounds|second looks|more judge calls)\b")
+
+    def test_plan_and_the_readme_simulator_table_give_the_same_calls(self):
+        # the simulator's row is a mean over its runs; plan's the expectation from the share of
+        # close matches the simulator measured: both round to the same whole number of calls
+        text = readme.section("How it works")
+        rows = {m.group(1).strip(): int(m.group(2).replace(",", ""))
+                for m in re.finditer(r"^\| ([^|]+) \|(?: [^|]+ \|){3} ([\d,]+) \(", text, re.M)}
+        _, out, _ = run_cli(["plan", "--agents", "100"], self.cwd)
+        plain = int(re.search(r"^total +(\d+) ", out, re.M).group(1))
+        looked = int(re.search(r"(\d+) calls in all", out).group(1))
+        self.assertEqual(rows["plain, one judge per match"], plain, rows)
+        self.assertEqual(rows["second look at close matches (default)"], looked, rows)
+        _, off, _ = run_cli(["plan", "--agents", "100", "--recheck", "off"], self.cwd)
+        self.assertNotIn("calls in all", off)
+
+
+class FlagsDocumented(unittest.TestCase):
+    """Every option of `init` a user may pass to /arena is in the README's flag table and in SKILL.md."""
+
+    # set by the skill itself (files, run name) or tuning knobs for tests and benchmarks
+    INTERNAL = {"--task-file", "--baseline-file", "--run", "--no-pack", "--batch-waves", "--help"}
+
+    def test_init_options(self):
+        _, out, _ = run_cli(["init", "--help"], tempfile.gettempdir())
+        options = set(re.findall(r"^  (--[a-z-]+)", out, re.M)) - self.INTERNAL
+        self.assertIn("--recheck", options)
+        table = readme.section("Use")
+        with open(os.path.join(readme.ROOT, "skills", "arena", "SKILL.md"), encoding="utf-8") as f:
+            arguments = readme.section("Arguments", f.name)
+        for option in sorted(options):
+            with self.subTest(option=option):
+                self.assertRegex(table, r"\n\| [^|]*`%s\b" % option)
+                self.assertIn("`%s" % option, arguments)
