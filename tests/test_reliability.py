@@ -32,7 +32,9 @@ from arena.jobs import job_kind, match_of  # noqa: E402
 from arena.state import find_match  # noqa: E402
 from arena.cli import main  # noqa: E402
 
-KILLS = {"hook": 0, "timed-fork": 0, "timed-process": 0}
+# Kills that landed, by kind. "sweep" and "hook" follow from the seeds and the engine's
+# writes alone, so their sum is the same on every run; the others depend on timing.
+KILLS = {"sweep": 0, "hook": 0, "hook-mixed": 0, "timed-fork": 0, "timed-process": 0}
 # A kill is not a power cut: tmpfs behaves the same for these tests and spares
 # the many fsyncs of a run a slow disk.
 SHM = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
@@ -360,12 +362,12 @@ class Driver:
         return out
 
 
-def hook_killer(rng, rate, top):
+def hook_killer(rng, rate, top, bucket="hook"):
     def kill(cwd, argv):
         if rng.random() >= rate:
             return (False,) + cli(cwd, *argv)
         killed, code, out, err = forked(cwd, argv, kill_at=1 + rng.randrange(top))
-        KILLS["hook"] += killed
+        KILLS[bucket] += killed
         return killed, code, out, err
     return kill
 
@@ -388,10 +390,12 @@ def timed_killer(rng, rate, top, real_process=False):
 def outcome(cwd, run="r"):
     """What an interrupted run must share with an uninterrupted one."""
     st = state_of(cwd, run)
-    summ = {j: {k: v for k, v in s.items() if k not in ("order", "names")} for j, s in st["summ"].items()}
+    # the final judge's reason names its labels, which are fresh on every try
+    summ = {j: {k: v for k, v in s.items() if k not in ("order", "names") and (j, k) != ("final", "why")}
+            for j, s in st["summ"].items()}
     return {"champion": st["champion"], "results": st["results"], "out": st["out"], "sol": st["sol"],
             "rounds": st["rounds"], "byes": st["byes"], "jobs": {j: i["s"] for j, i in st["jobs"].items()},
-            "summ": summ, "final": st["final"]}
+            "summ": summ, "final": {k: v for k, v in (st["final"] or {}).items() if k != "why"}}
 
 
 def play_clean(agents, seed, extra=()):
@@ -463,7 +467,8 @@ class KillAndResume(unittest.TestCase):
     def test_kills_100_agents(self):
         """A 100-agent run killed at hook points and at random times."""
         rng = random.Random(77)
-        hook, timed = hook_killer(rng, 1.0, 80), timed_killer(rng, 1.0, 0.08)
+        # timed kills change which commands run, so these hook kills vary too
+        hook, timed = hook_killer(rng, 1.0, 80, "hook-mixed"), timed_killer(rng, 1.0, 0.08)
 
         def either(cwd, argv):
             if rng.random() < 0.5:
@@ -510,9 +515,177 @@ class KillAndResume(unittest.TestCase):
                 drv.play()
                 self.check_run(d, reference, ran, agent, drv)
 
-    @classmethod
-    def tearDownClass(cls):
-        sys.stderr.write("\n[kill points] %s, total %d\n" % (KILLS, sum(KILLS.values())))
+
+
+
+# ---------------------------------------------------------------- every write point of whole runs
+
+def point_kinds(cwd, argv):
+    """Run argv in this process without killing; returns (kinds of its kill points in order, output).
+
+    A point is "journal" (inside a journal append), "state" (writing state.json) or
+    "file" (a brief, a judge's copy, the report)."""
+    kinds = []
+    real = storage.kill_point
+
+    def spy(torn=None):
+        caller = sys._getframe(1).f_code.co_name
+        if caller == "atomic_write":
+            caller = "state" if sys._getframe(2).f_code.co_name == "save" else "file"
+        kinds.append({"append": "journal", "save": "state"}.get(caller, caller))
+    storage.kill_point = spy
+    try:
+        code, out, err = cli(cwd, *argv)
+    finally:
+        storage.kill_point = real
+    assert code == 0, err
+    return kinds, out
+
+
+class Checkpoint:
+    """The run folder's journal and state at one moment; restoring them undoes a command.
+
+    Briefs and judges' copies a command wrote stay, but every command writes them again
+    from the state before they are read."""
+
+    def __init__(self, cwd, run):
+        self.journal = os.path.join(cwd, ".arena", run, "journal.jsonl")
+        self.state = os.path.join(cwd, ".arena", run, "state.json")
+        self.folder = os.path.dirname(self.state)
+        self.size = os.path.getsize(self.journal)
+        with open(self.state, "rb") as f:
+            self.data = f.read()
+
+    def restore(self):
+        with open(self.journal, "rb+") as f:
+            f.truncate(self.size)
+        with open(self.state, "wb") as f:
+            f.write(self.data)
+        for name in os.listdir(self.folder):
+            if ".tmp-" in name:  # a killed atomic write's leftover
+                os.remove(os.path.join(self.folder, name))
+
+
+def wave_jobs(out):
+    return sorted(c["description"] for c in parse_wave(out))
+
+
+def without_clock(page):
+    return re.sub(rb"[0-9hms]+ elapsed", b"(time) elapsed", page)
+
+
+class EveryWritePoint(unittest.TestCase):
+    """SIGKILL at every journal and state.json write point of whole runs, one by one.
+
+    Each `next` (direct, conductor start, inside a conductor batch) is first run clean to
+    learn its write points and what it ends with; then for every point a forked copy is
+    killed exactly there and the command is run again, as the orchestrator would
+    (`next --retry` when the killed wave never reached it). The resumed command must leave
+    the same results, verdicts and job statuses and hand out the same jobs. The run goes
+    on from the last resume and must end exactly like an uninterrupted run. `report`,
+    `winner` and `repair` are swept the same way at the end, `winner` and `report` with a
+    journal ahead of state.json so that they have writes to be killed in."""
+
+    def sweep(self, cwd, argv):
+        """Kill argv at each of its journal/state points and resume; returns the last resume's output."""
+        mark = Checkpoint(cwd, "r")
+        kinds, clean_out = point_kinds(cwd, argv)
+        clean = outcome(cwd)
+        points = [k for k, kind in enumerate(kinds, 1) if kind in ("journal", "state")]
+        out = clean_out
+        for n, k in enumerate(points):
+            mark.restore()
+            killed, _, _, err = forked(cwd, argv, kill_at=k)
+            self.assertTrue(killed, "%s: point %d not reached: %s" % (" ".join(argv), k, err))
+            KILLS["sweep"] += 1
+            code, out, err = cli(cwd, *argv)
+            self.assertEqual(code, 0, err)
+            if "Waiting for" in out:  # the killed wave never reached the orchestrator
+                code, out, err = cli(cwd, *(argv[:1] + ["--retry"] + argv[1:]))
+                self.assertEqual(code, 0, err)
+            self.assertEqual(wave_jobs(out), wave_jobs(clean_out), "%s killed at point %d" % (argv, k))
+            self.assertEqual(outcome(cwd), clean, "%s killed at point %d (%s)" % (argv, k, kinds[k - 1]))
+        if not points:
+            mark.restore()
+            out = cli(cwd, *argv)[1]
+        return out
+
+    def begin(self, d, agents, seed, extra):
+        make_task(d)
+        code, out, err = cli(d, "init", "--agents", str(agents), "--seed", str(seed), "--task-file", "task.md",
+                             "--run", "r", *extra)
+        self.assertEqual(code, 0, err)
+
+    def reference(self, agents, seed, extra):
+        """The uninterrupted run: its outcome and the jobs its stand-ins executed."""
+        with tmpdir() as d:
+            self.begin(d, agents, seed, extra)
+            agent = standin.StandIn(d, seed)
+            standin.Orchestrator(d, agent, "r", runner=standin.run_here).play()
+            return outcome(d), set(agent.calls), cli(d, "winner", "--run", "r")[1]
+
+    def play(self, agents, seed, extra):
+        """One whole run with every `next` swept; then winner, report and repair."""
+        reference, executed, winner_text = self.reference(agents, seed, extra)
+        with tmpdir() as d:
+            self.begin(d, agents, seed, extra)
+            agent = standin.StandIn(d, seed)
+            flags, batches = [], 0
+            mark = Checkpoint(d, "r")
+            out = self.sweep(d, ["next", "--run", "r"])
+            while "\nFinished." not in out:
+                if "Start the conductor" in out:
+                    flags = ["--conductor"]
+                    batches += 1
+                elif "BATCH OVER" in out:
+                    flags = []
+                else:
+                    calls = parse_wave(out)
+                    self.assertTrue(calls, out)
+                    for c in calls:
+                        agent(c)
+                mark = Checkpoint(d, "r")
+                out = self.sweep(d, ["next", "--run", "r"] + flags)
+            self.assertEqual(outcome(d), reference, "the resumed run ended differently")
+            self.assertEqual(set(agent.calls), executed, "stand-ins executed a different set of jobs")
+            if "--direct" not in extra:
+                self.assertGreater(batches, 1)
+            self.closing(d, mark, winner_text)
+
+    def closing(self, d, before_last, winner_text):
+        """winner and report with state.json one command behind the journal (as a kill after
+        the last append leaves it), then repair: every write point of each."""
+        finished = Checkpoint(d, "r")
+        report = os.path.join(d, ".arena", "r", "report.html")
+        for argv in (["winner", "--run", "r"], ["report", "--run", "r"], ["repair", "--run", "r"]):
+            if argv[0] != "repair":
+                with open(finished.state, "wb") as f:
+                    f.write(before_last.data)  # the journal has events this state lacks
+            lagging = Checkpoint(d, "r")
+            kinds, want = point_kinds(d, argv)
+            made = open(report, "rb").read() if argv[0] == "report" else None
+            self.assertTrue(kinds, argv)
+            for k in range(1, len(kinds) + 1):
+                lagging.restore()
+                killed, _, _, err = forked(d, argv, kill_at=k)
+                self.assertTrue(killed, "%s: point %d not reached: %s" % (argv[0], k, err))
+                KILLS["sweep"] += 1
+                code, out, err = cli(d, *argv)
+                self.assertEqual((code, out), (0, want), argv)
+                with open(finished.state, "rb") as f:
+                    self.assertEqual(f.read(), finished.data, "%s killed at point %d" % (argv[0], k))
+                if made is not None:  # the same page, but for the elapsed time it shows
+                    self.assertEqual(without_clock(open(report, "rb").read()), without_clock(made))
+            if argv[0] == "winner":  # the lines about the run; the audit of the folder around it varies
+                self.assertEqual(want.split("\nfiles outside")[0], winner_text.split("\nfiles outside")[0])
+
+    def test_every_write_point_16_agents_conductor(self):
+        self.play(16, 4, ("--baseline-file", "task.md"))
+
+    def test_every_write_point_100_agents_direct(self):
+        self.play(100, 5, ("--direct",))
+
+
 
 
 def one_line_error(test, code, out, err, *words):
@@ -725,6 +898,14 @@ def restore_dir(files, top):
             f.write(data)
     for sub in ("b", "j", "out"):
         os.makedirs(os.path.join(top, ".arena", "r", sub), exist_ok=True)
+
+
+def tearDownModule():
+    fixed = KILLS["sweep"] + KILLS["hook"]
+    timed = KILLS["hook-mixed"] + KILLS["timed-fork"] + KILLS["timed-process"]
+    sys.stderr.write("\n[kill points] %d at exact write points, the same on every run (%d in the sweeps of every "
+                     "journal and state write, %d at seeded points); %d more at random moments, a number that "
+                     "varies with the machine's speed\n" % (fixed, KILLS["sweep"], KILLS["hook"], timed))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ Call `play(project, prompt, seed)` for one Agent call: `prompt` is the one line 
 prints ("Read .arena/<run>/b/<job>.md and follow it."), `project` the folder it runs in.
 It reads that brief, writes exactly the files a real sub-agent would (a solution; an
 attack file; answers plus a full revised solution; a verdict JSON) and returns the
-receipt line. `play_brief(project, brief_path, seed)` does the same from the brief's path.
+receipt line. `play_brief(project, brief_path, seed)` does the same from the brief's path;
+`outputs(project, brief_path, seed)` returns the receipt and the files without writing them.
 
 Each competitor has a hidden quality drawn from the seed and its id. Its solutions say
 it in a `quality:` line and list their flaws (`flaw F2 MAJOR: ...`); attackers find some
@@ -71,18 +72,27 @@ def play(project, prompt, seed=0):
 
 def play_brief(project, brief_path, seed=0):
     """Read the brief at brief_path (relative to project), write the job's files, return the receipt."""
-    brief = after_task(read(project, brief_path))
+    receipt, files = outputs(project, brief_path, seed)
+    for rel, text in files:
+        write(project, rel, text)
+    return receipt
+
+
+def outputs(project, brief_path, seed=0):
+    """(receipt, [(path, text)]): what the job's sub-agent writes, without writing it."""
+    full = read(project, brief_path)
+    brief = after_task(full)
     receipt = re.search(r"^(done (\S+))$", brief, re.M)
     job = receipt.group(2)
     paths = unique(re.findall(r"`(\.arena/[^`]+)`", brief))
     out = [p for p in paths if re.search(r"/out/%s\.(?:md|json)$" % re.escape(job), p)][0]
     head = "<!-- arena job: %s -->\n" % job
     if job.startswith("spawn-"):
-        write(project, out, head + spawn(seed, job[6:], read(project, brief_path)))
-    elif re.search(r"-atk-", job):
+        files = [(out, head + spawn(seed, job[6:], full))]
+    elif "-atk-" in job:
         target = [p for p in paths if p != out][0]
-        write(project, out, head + attack(seed, job, read(project, target)))
-    elif re.search(r"-def-", job):
+        files = [(out, head + attack(seed, job, read(project, target)))]
+    elif "-def-" in job:
         me = job.split("-")[3]
         mid = "-".join(job.split("-")[:2])
         revised = [p for p in paths if p.endswith("/out/%s-sol-%s.md" % (mid, me))][0]
@@ -91,11 +101,10 @@ def play_brief(project, brief_path, seed=0):
         on_me, on_them = (listed(brief, which) for which in ("Attacks on your solution", "Attacks your side raised"))
         answers, solution = defend(seed, job, read(project, own), read(project, on_me) if on_me else "",
                                    read(project, on_them) if on_them else "")
-        write(project, out, head + answers)
-        write(project, revised, head + solution)
+        files = [(out, head + answers), (revised, head + solution)]
     else:
-        write(project, out, json.dumps(verdict(seed, job, brief, project)) + "\n")
-    return receipt.group(1)
+        files = [(out, json.dumps(verdict(seed, job, brief, project)) + "\n")]
+    return receipt.group(1), files
 
 
 # ---------------------------------------------------------------- competitors
