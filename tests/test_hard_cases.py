@@ -299,3 +299,101 @@ class RunNames(Run):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SharedFlawAgent:
+    """Stand-ins with a visible quality and flaws: a flaw both sides share, raised by only one attacker.
+
+    A solution scores its quality less 10 points per flaw still in it. a001's attacker finds the
+    shared flaw in a002; a002's attacker finds nothing. A defender fixes what is raised against it
+    and, when its brief lists the attacks its side raised, any of those flaws it has too.
+    """
+
+    solutions = {"a001": "quality: 70\nflaw: the layout of the experiment is unclear\n",
+                 "a002": "quality: 66\nflaw: the layout of the experiment is unclear\n"}
+
+    def __init__(self, test):
+        self.test = test
+
+    def __call__(self, call):
+        t = self.test
+        brief = t.read(re.match(r"^Read \.arena/[^/]+/(\S+) and follow it\.$", call["prompt"]).group(1))
+        job = re.search(r"^done (\S+)$", brief, re.M).group(1)
+        head = "<!-- arena job: %s -->\n" % job
+        if job.startswith("spawn-"):
+            t.write("out/%s.md" % job, head + self.solutions[job[6:]])
+        elif "-atk-" in job:
+            me = job.split("-")[3]
+            target = t.read(re.search(r"`\.arena/[^/]+/(out/[^`]+)`", brief.split("## Steps")[1]).group(1))
+            flaws = re.findall(r"^flaw: (.*)$", target, re.M) if me == "a001" else []
+            t.write("out/%s.md" % job, head + "".join("## ATTACK %d MAJOR: %s\nIt is there.\n" % (k, f)
+                                                      for k, f in enumerate(flaws, 1)))
+        elif "-def-" in job:
+            me, mid = job.split("-")[3], "-".join(job.split("-")[:2])
+            own = t.read(re.search(r"`\.arena/[^/]+/(out/[^`]+)`", brief.split("## Steps")[1]).group(1))
+            answers, fixed = [], set()
+            for k, (_, flaw) in enumerate(standin_attacks(t, brief, "Attacks on your solution"), 1):
+                answers.append("## ANSWER %d CONCEDE: fixed\nDone.\n" % k)
+                fixed.add(flaw)
+            for k, (_, flaw) in enumerate(standin_attacks(t, brief, "Attacks your side raised"), 1):
+                if "flaw: %s\n" % flaw in own:
+                    answers.append("## ALSO FIXED %d: mine had it too\nDone.\n" % k)
+                    fixed.add(flaw)
+            revised = "".join(line + "\n" for line in own.splitlines()[1:] if line[len("flaw: "):] not in fixed)
+            t.write("out/%s.md" % job, head + "".join(answers))
+            t.write("out/%s-sol-%s.md" % (mid, me), head + revised)
+        else:
+            labels = re.findall(r"^- ([A-Z][a-z]+)$", brief, re.M)
+            scores = {}
+            for label in labels:
+                path = re.search(r"^- %s\n  - revised solution: \.arena/[^/]+/(\S+)$" % label, brief, re.M).group(1)
+                text = t.read(path)
+                total = int(re.search(r"^quality: (\d+)$", text, re.M).group(1)) - 10 * text.count("flaw: ")
+                scores[label] = dict(zip(("correctness", "completeness", "robustness", "specificity", "clarity"),
+                                         split_points(total)))
+            t.write("out/%s.json" % job, json.dumps({"job": job, "scores": scores,
+                                                     "fatal": {x: False for x in labels}, "confidence": "high"}))
+        return "done " + job
+
+
+def standin_attacks(test, brief, which):
+    """(label, summary) of the attack list a defence brief names on the line starting with `which`."""
+    m = re.search(r"^\s*- %s[^`\n]*`\.arena/[^/]+/([^`]+)`" % re.escape(which), brief, re.M)
+    return re.findall(r"^## ATTACK \d+ (\S+): (.*)$", test.read(m.group(1)), re.M) if m else []
+
+
+def split_points(total):
+    """A total spread over the rubric's maxima (30, 25, 20, 15, 10) in order."""
+    out = []
+    for top in (30, 25, 20, 15, 10):
+        out.append(min(top, total))
+        total -= out[-1]
+    return out
+
+
+class SharedFlaws(Run):
+    def test_a_flaw_both_share_no_longer_decides_the_match(self):
+        self.init(2, "--recheck", "off")
+        self.agent = SharedFlawAgent(self)
+        out = self.next()
+        while "Finished" not in out:
+            self.wave(out)
+            out = self.next()
+        st = self.st()
+        self.assertEqual(st["summ"]["r1-m01-def-a001"]["also"], [1])
+        res = st["results"]["r1-m01"]
+        # without the other side's list a002 would win 66 to 60 on a flaw both had
+        self.assertEqual((res["w"], res["tot"]), ("a001", {"a001": 70, "a002": 66}))
+        _, win, _ = run_cli(["winner", "--run", "r"], self.cwd)
+        self.assertIn("a001 fixed attack 1 of those on a002, a flaw it shared; a002 fixed attack 1 of those on it", win)
+        run_cli(["report", "--run", "r"], self.cwd)
+        self.assertIn("a001 fixed attack 1 of those on a002, a flaw it shared", self.read("report.html"))
+
+    def test_also_fixed_sections_are_checked(self):
+        for body, raised, error in (("## ALSO FIXED 3: x\n", 2, "names no attack"),
+                                    ("## ALSO FIXED 1: x\n## ALSO FIXED 1: y\n", 2, "twice"),
+                                    ("## ALSO FIXED one: x\n", 2, "names no attack"),
+                                    ("## ALSO FIXED 1: x\n", 0, "it had none")):
+            with self.assertRaisesRegex(outputs.BadOutput, error):
+                outputs.parse_also_fixed(body, raised, "d.md")
+        self.assertEqual(outputs.parse_also_fixed("## ANSWER 1 REBUT: no\n## ALSO FIXED 2: x\n", 2, "d.md"), [2])

@@ -186,7 +186,7 @@ class Finished16(unittest.TestCase):
             if res.get("n") == 2:
                 self.assertIn("second look %s" % ("agreed" if res["agree"] else "disagreed"), section)
             answers = self.st["summ"]["%s-def-%s" % (m["id"], champ)]["ans"]
-            attacks = attacks_on(self.arena, "%s-atk-%s" % (m["id"], opp))
+            attacks = attacks_on(self.arena, self.st, "%s-atk-%s" % (m["id"], opp))
             self.assertEqual(len(attacks), len(answers))
             for (label, summary), ans in zip(attacks, answers):
                 said = {"C": "conceded and fixed", "R": "rebutted"}[ans]
@@ -272,6 +272,7 @@ class Hostile(unittest.TestCase):
         with open(run.path("task.md"), "w", encoding="utf-8") as f:
             f.write("<img src=x onerror=alert(2)> %s\n" % HOSTILE)
         st["summ"][judge_id(m["id"], 1)]["why"] = HOSTILE  # the judge's reason, in memory only
+        st["summ"]["%s-atk-%s" % (m["id"], opponent(m, champ))]["labels"] = "F"  # the attack list that counted
         page = report.render(run, st)
         self.assertNotIn("<script>alert", page)
         self.assertNotIn("<img", page)

@@ -17,7 +17,8 @@ from .base import (ArenaError, DEFAULT_AGENTS, DEFAULT_BATCH, DEFAULT_RECHECK, D
                    QUICK_AGENTS, plural, read_text, rng_for)
 from .cards import card_names, load_cards, load_rubric
 from .jobs import job_kind, parse_job
-from .state import alive_agents, deps_of, find_match, matches_decided, new_state, opponent, path_of, points
+from .state import (alive_agents, deps_of, find_match, fixes_text, matches_decided, new_state, opponent, path_of,
+                    points)
 from .storage import Run, atomic_write, find_run
 from .outputs import attacks_on
 from .briefs import load_template, write_brief, write_conductor_brief
@@ -408,9 +409,11 @@ def cmd_winner(args):
             print(line)
             atk = "%s-atk-%s" % (m["id"], opp)
             answers = st["summ"].get("%s-def-%s" % (m["id"], champ), {}).get("ans", "")
-            for k, (label, summary) in enumerate(attacks_on(run, atk)):
+            for k, (label, summary) in enumerate(attacks_on(run, st, atk)):
                 reply = {"C": "conceded and fixed", "R": "rebutted"}.get(answers[k:k + 1], "unanswered")
                 print("  %s %s -> %s" % (label, summary.strip()[:100], reply))
+            if res["how"] != "forfeit":
+                print("  %s; %s" % (fixes_text(st, m, champ), fixes_text(st, m, opp)))
         byes = [r["n"] for r in st["rounds"] if r["bye"] == champ]
         if byes:
             print("byes: round %s" % ", ".join(str(b) for b in byes))

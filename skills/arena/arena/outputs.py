@@ -222,10 +222,21 @@ def collect_events(run, st, rubric, retry=False):
     return events, notes
 
 
-def attacks_on(run, job):
-    """[(label, summary)] of an attack file, read again for the report."""
+def attacks_on(run, st, job):
+    """[(label, summary)] of the attacks that counted in a match, read again for the report.
+
+    None for a list refused on every try (it counted as none). A file rewritten after it
+    was checked (a late try) shows the labels that counted, not its new text."""
+    done = st["summ"].get(job, {})
+    if st["jobs"].get(job, {}).get("s") != "done" or done.get("missing"):
+        return []
+    counted = done.get("labels", "")
     try:
         text = read_text(run.path(outputs_of(job)[0]))
     except ArenaError:
-        return []
-    return re.findall(r"^## ATTACK \d+ (FATAL|MAJOR|MINOR): (.*)$", text, re.M)
+        text = ""
+    found = re.findall(r"^## ATTACK \d+ (FATAL|MAJOR|MINOR): (.*)$", text, re.M)
+    if "".join({"FATAL": "F", "MAJOR": "M", "MINOR": "m"}[x] for x, _ in found) != counted:
+        return [({"F": "FATAL", "M": "MAJOR", "m": "MINOR"}[c], "(its file changed after it was checked)")
+                for c in counted]
+    return found

@@ -18,7 +18,7 @@ import time
 from .base import ArenaError, read_text
 from .cards import card_names, load_cards, load_rubric
 from .jobs import field_sizes, job_kind, judge_id
-from .state import alive_agents, opponent, path_of, points
+from .state import alive_agents, fixes_text, opponent, path_of, points
 from .storage import atomic_write
 from .outputs import HEADER, attacks_on
 from .schedule import progress_line
@@ -218,12 +218,15 @@ class Report:
         atk = "%s-atk-%s" % (mid, opp)
         answers = st["summ"].get("%s-def-%s" % (mid, champ), {}).get("ans", "")
         items = []
-        for k, (label, summary) in enumerate(attacks_on(self.run, atk)):
+        for k, (label, summary) in enumerate(attacks_on(self.run, st, atk)):
             said, cls = ANSWERS.get(answers[k:k + 1], ("unanswered", "u"))
             items.append('<li><span class="lab %s">%s</span> %s <span class="ans %s">%s</span></li>'
                          % (LABEL_CLASS[label], label, esc(summary.strip()[:300]), cls, said))
         attacks = ('<div class="attacks"><h4>Attacks survived (%d)</h4><ul>%s</ul></div>' % (len(items), "".join(items))
                    if items else '<div class="attacks"><h4>Attacks survived</h4><p class="muted">none made</p></div>')
+        if res and res["how"] != "forfeit":
+            # both sides revise against every attack of the match: say who fixed what, from which list
+            attacks += '<p class="fixes">%s</p>' % esc("; ".join(fixes_text(st, m, x) for x in (champ, opp)))
         return '<li class="step">%s<div class="step-body"><div>%s%s</div>%s</div><div class="files">%s</div></li>' % (
             head, table, why, attacks, self.match_files(m))
 

@@ -379,6 +379,25 @@ def path_of(st, agent):
                 games.append((m, st["results"].get(m["id"])))
     return games
 
+def fixes_of(st, m, agent):
+    """(attacks on its own solution it conceded and fixed, attacks on the opponent's it says it
+    fixed in its own too): the numbers in each list, for winner and the report."""
+    done = st["summ"].get("%s-def-%s" % (m["id"], agent), {})
+    return [k for k, c in enumerate(done.get("ans", ""), 1) if c == "C"], list(done.get("also", []))
+
+
+def fixes_text(st, m, agent):
+    own, also = fixes_of(st, m, agent)
+    numbers = lambda xs: ", ".join(str(x) for x in xs)
+    parts = []
+    if own:
+        parts.append("attack%s %s of those on it" % ("s" if len(own) > 1 else "", numbers(own)))
+    if also:
+        parts.append("attack%s %s of those on %s, %s it shared" % (
+            "s" if len(also) > 1 else "", numbers(also), opponent(m, agent), "flaws" if len(also) > 1 else "a flaw"))
+    return "%s fixed %s" % (agent, "; ".join(parts) if parts else "nothing")
+
+
 def points(total, looks):
     """A total on the rubric's scale: several looks are averaged for display."""
     value = total / float(looks or 1)
