@@ -89,6 +89,16 @@ class Run(unittest.TestCase):
         return out
 
 
+    def to_judges_except(self, job):
+        """Play up to the wave that hands out job, play that wave without it; returns that next's output."""
+        out = self.next()
+        while job not in out:
+            self.wave(out)
+            out = self.next()
+        self.wave(out, skip=(job,))
+        return out
+
+
 class LateOutputs(Run):
     def test_a_late_verdict_is_read_with_its_own_try_labels(self):
         self.init(2, "--recheck", "off")
@@ -198,6 +208,31 @@ class RefusedFiles(Run):
         copies = "".join(self.read(os.path.join("j", "r1-m01-judge", f))
                          for f in os.listdir(self.path("j", "r1-m01-judge")))
         self.assertNotIn("refused attack text", copies)
+        # the refused files are kept, and the report links them
+        self.assertEqual(sorted(os.listdir(self.path("out", "refused"))),
+                         ["r1-m01-atk-a002.try1.md", "r1-m01-atk-a002.try2.md"])
+        while "Finished" not in out:
+            self.wave(out)
+            out = self.next()
+        run_cli(["report", "--run", "r"], self.cwd)
+        self.assertIn('<a href="out/refused/r1-m01-atk-a002.try2.md">atk-a002.try2.md</a>', self.read("report.html"))
+        _, win, _ = run_cli(["winner", "--run", "r"], self.cwd)
+        self.assertNotIn("refused attack text", win)
+
+    def test_a_refused_defence_is_not_shown_to_the_judge(self):
+        self.init(2, "--recheck", "off")
+        out = self.to_judges_except("r1-m01-def-a001")
+        for _ in range(TRIES["def"]):
+            self.write("out/r1-m01-def-a001.md", "<!-- arena job: r1-m01-def-a001 -->\n## ANSWER 9 CONCEDE: refused defence\n")
+            self.write("out/r1-m01-sol-a001.md", "<!-- arena job: r1-m01-def-a001 -->\nrefused revision\n")
+            out = self.next()
+            self.wave(out, skip=("r1-m01-def-a001",))
+        self.assertTrue(self.st()["summ"]["r1-m01-def-a001"]["missing"])
+        self.assertEqual(self.st()["sol"]["a001"], "out/spawn-a001.md")
+        copies = "".join(self.read(os.path.join("j", "r1-m01-judge", f))
+                         for f in os.listdir(self.path("j", "r1-m01-judge")))
+        self.assertNotIn("refused", copies.replace("it was refused on every try", ""))
+        self.assertIn("no defence", copies)
 
 
 class Verdicts(unittest.TestCase):

@@ -62,6 +62,10 @@ class Report:
             self.files = set(os.listdir(run.path("out")))
         except OSError:
             self.files = set()
+        try:  # outputs refused and moved aside, named <job>.try<N>.<ext>
+            self.refused = sorted(os.listdir(run.path("out", "refused")))
+        except OSError:
+            self.refused = []
         self.champ = st["champion"]
         self.path_ids = {m["id"] for m, _ in path_of(st, self.champ)} if self.champ else set()
         self.lost_in = {res["l"]: mid for mid, res in st["results"].items()}
@@ -298,6 +302,10 @@ class Report:
         verdicts = [v for v in verdicts if v]
         if verdicts:
             out.append("<span><b>judges</b> %s</span>" % " ".join(verdicts))
+        refused = ['<a href="%s">%s</a>' % (esc("out/refused/" + name), esc(name[len(mid) + 1:]))
+                   for name in self.refused if name.startswith(mid + "-")]
+        if refused:
+            out.append("<span><b>refused</b> %s</span>" % " ".join(refused))
         return " ".join(out)
 
     # -- the baseline check
