@@ -6,7 +6,9 @@ sub-agent can cause are ArenaError: one line on stderr and exit code 2.
 """
 
 import argparse
+import contextlib
 import hashlib
+import io
 import json
 import os
 import random
@@ -82,7 +84,7 @@ def cmd_init(args):
         raise ArenaError("--batch-waves must be 1 or more, not %d" % args.batch_waves)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10 ** 6)
     minutes = parse_job_minutes(args.job_minutes)
-    task = read_input(args.task_file, "--task-file")
+    task = getattr(args, "task_text", None) or read_input(args.task_file, "--task-file")
     baseline = read_input(args.baseline_file, "--baseline-file") if args.baseline_file else None
     for kind in ("spawn", "attack", "defend", "judge", "final", "conductor", "part-workspace",
                  "part-run-code-on", "part-run-code-off", "part-evidence-on", "part-evidence-off"):
@@ -131,6 +133,79 @@ def cmd_init(args):
         name, plural(n, "agent"), seed, args.wave, st["mode"], run.path("task.md")))
     print(code_line(st["run_code"], name))
     print("next: next --run %s" % name)
+
+
+DEMO_AGENTS = 16
+DEMO_TASK = """Write parse_duration(text) in Python, turning "1h30m" into 5400 seconds.
+
+"45s" gives 45 and "2h" gives 7200. Accept hours, minutes and seconds (h, m, s) in that order, each at most once, with no spaces.
+Anything else raises ValueError with a message that names the bad input. A good answer gives
+the function, five tests that would catch a wrong version, and one sentence per edge case.
+
+(This is the task of `bracket.py demo`: stand-ins play it, no model reads it.)
+"""
+
+
+def cmd_demo(args):
+    """A whole run, offline, with the stand-ins of arena.demo as sub-agents."""
+    from . import demo
+    if args.seed is not None and args.seed < 0:
+        raise ArenaError("--seed must be a whole number 0 or above")
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10 ** 6)
+    name = args.run or free_run_name("demo-%d-s%d" % (args.agents, seed))
+    init = argparse.Namespace(
+        agents=args.agents, quick=False, seed=seed, task_file=None, task_text=DEMO_TASK, baseline_file=None,
+        wave=args.wave, run=name, model=None, judge_model=None, recheck=str(DEFAULT_RECHECK), final_judges=1,
+        no_pack=False, direct=True, batch_waves=DEFAULT_BATCH, run_code=False, job_minutes=None)
+    with contextlib.redirect_stdout(io.StringIO()):  # init's "next:" advice does not apply here
+        cmd_init(init)
+    print("demo: a whole run offline with %s, no model and no tokens: each has a hidden quality, "
+          "and a judge that reads them with noise decides every match" % plural(args.agents, "stand-in agent"))
+    run = find_run(name)
+    cards, rubric, task = load_cards(), load_rubric(), DEMO_TASK
+    shown_round, retry = 0, False
+    while True:
+        with run.lock():
+            st = run.load()
+            act = plan_next(run, st, rubric, cards, task, retry=retry)
+            if act["action"] == "wave":
+                run.commit(st, [{"e": "shown", "wave": act["wave"]}])
+            run.flush(st)
+        if act["progress"]["round"] != shown_round or act["action"] == "finished":
+            shown_round = act["progress"]["round"]
+            print(act["line"])
+        if act["action"] == "finished":
+            break
+        if act["action"] == "wave":
+            for call in act["calls"]:
+                demo.play(".", call["prompt"], seed)
+        elif act["action"] != "wait" or retry:
+            raise ArenaError("the demo stopped at '%s'; run 'bracket.py status --run %s' and report this as a bug"
+                             % (act["action"], name))
+        # the stand-ins answer at once, so a job still waiting never wrote its output: hand it out again
+        retry = act["action"] == "wait"
+    with run.lock():
+        st = run.load()
+    # what no real run can know: how good each competitor really was
+    quality = {agent: demo.quality_of(seed, agent) for agent in st["cards"]}
+    ranked = sorted(quality, key=lambda agent: (-quality[agent], agent))
+    upsets = sum(1 for res in st["results"].values() if quality[res["w"]] < quality[res["l"]])
+    if st["results"]:
+        print("hidden quality, known only to the demo: the winner %s started as #%d of %d; the weaker side won %d of %s"
+              % (st["champion"], ranked.index(st["champion"]) + 1, len(ranked), upsets,
+                 plural(len(st["results"]), "match")))
+    quiet = argparse.Namespace(run=name)
+    cmd_winner(quiet)
+    cmd_report(quiet)
+
+
+def free_run_name(base):
+    """base, or base-2, base-3 ...: the first name no run under .arena/ has yet."""
+    name, k = base, 1
+    while os.path.exists(os.path.join(".arena", name)):
+        k += 1
+        name = "%s-%d" % (base, k)
+    return name
 
 
 def read_input(path, flag):
@@ -513,6 +588,14 @@ def build_parser():
                    help="let sub-agents run Python scripts they write in their work folders (bracket.py exec)")
     c.add_argument("--job-minutes", help="minutes each job is worth, stated in its brief: N (spawn N, the rest in "
                    "proportion; default %s) or phase=N pairs like spawn=20,judge=6" % format_minutes(PHASE_MINUTES))
+
+    c = command("demo", cmd_demo, "play a whole run offline with stand-in agents, then print the winner and "
+                "the report's path; writes under .arena/ like a real run", run=False)
+    c.add_argument("--agents", type=whole, default=DEMO_AGENTS, metavar="N",
+                   help="stand-in competitors, 1 to %s (default %d)" % (card_count(), DEMO_AGENTS))
+    c.add_argument("--seed", type=whole, help="the same seed plays the same run (default: drawn and printed)")
+    c.add_argument("--wave", type=whole, default=DEFAULT_WAVE, metavar="W", help=wave_help)
+    c.add_argument("--run", help="folder name under .arena/ (default: demo-N-sS, numbered if taken)")
 
     c = command("next", cmd_next, "collect what arrived and print exactly what to do now")
     c.add_argument("--retry", action="store_true", help="the last wave's agents have returned: re-issue what is missing")

@@ -193,9 +193,11 @@ def check_output(run, st, job, rubric):
         tries = [info.get("lab") or judge_sides(st, job, info["t"])] + list(reversed(info.get("old", [])))
         v = parse_verdict(texts[0], job, tries[0][1], rubric, shown[0], [names for _, names in tries[1:]])
         sides, names = next((sides, names) for sides, names in tries if list(names) == v["labels"])
+        # "names" keeps which blind label stood for which side, so the report can show the
+        # judge's reason with agent ids once the match is decided and the job's labels are gone
         by_side = {"sc": {s: v["sc"][n] for s, n in zip(sides, names)},
                    "fat": {s: v["fat"][n] for s, n in zip(sides, names)},
-                   "conf": v["conf"]}
+                   "conf": v["conf"], "names": {n: s for s, n in zip(sides, names)}}
         if kind == "final":  # judges' reasons stay in their files; the one final reason is shown by winner
             by_side["why"] = v["why"]
         return "done", by_side

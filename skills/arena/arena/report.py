@@ -13,6 +13,7 @@ Standard library only, Python 3.8 or newer.
 import html
 import json
 import os
+import re
 import time
 
 from .base import ArenaError, read_text
@@ -38,6 +39,28 @@ LABEL_CLASS = {"FATAL": "F", "MAJOR": "M", "MINOR": "m"}
 
 def esc(text):
     return html.escape("%s" % (text,), quote=True)
+
+
+# How the report names the sides of the final check in place of the judge's labels.
+FINAL_SIDES = {"winner": "the arena answer", "baseline": "the old answer"}
+
+
+def shortened(text, limit):
+    """text cut to at most limit characters at a word boundary, with an ellipsis when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    if not text[limit - 1].isspace() and " " in cut:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:-") + "\u2026"
+
+
+def unblind(text, names):
+    """A judge's text with each blind label replaced by the side it stood for (an agent id,
+    or the arena answer / the old answer in the final check). Unchanged without the labels."""
+    for label, side in sorted((names or {}).items()):
+        text = re.sub(r"\b%s\b" % re.escape(label), FINAL_SIDES.get(side, side), text)
+    return text
 
 
 def write_report(run, st):
@@ -95,13 +118,14 @@ class Report:
         return out
 
     def reason(self, job):
-        """A judge's one-line reason, read from its verdict file (the state keeps only scores)."""
+        """A judge's one-line reason, read from its verdict file (the state keeps only scores),
+        with the blind labels it was written with turned back into the agents they stood for."""
         try:
             with open(self.run.path("out", job + ".json"), encoding="utf-8") as f:
                 why = json.load(f).get("reason", "")
         except (OSError, ValueError, AttributeError):
             return ""
-        return why[:300] if isinstance(why, str) else ""
+        return unblind(why[:300], self.st["summ"].get(job, {}).get("names")) if isinstance(why, str) else ""
 
     def read_solution(self, rel):
         try:
@@ -121,7 +145,7 @@ class Report:
         st = self.st
         task = self.task_text()
         first = next((line.strip() for line in task.splitlines() if line.strip()), "(no task.md)")
-        title = "Arena %s: %s" % (st["run"], first[:80])
+        title = "Arena %s: %s" % (st["run"], shortened(first, 80))
         body = [self.header(first, task), self.winner(), self.baseline(), self.solution(), self.bracket(), self.agents(),
                 self.glossary(), '<footer>Written by bracket.py report at %s. Links are relative to this file.'
                 '</footer>' % esc(time.strftime("%Y-%m-%d %H:%M"))]
@@ -150,7 +174,7 @@ class Report:
             full = '<details class="task"><summary>Whole task</summary><pre>%s</pre></details>' % esc(shown)
         return ('<header id="top"><div class="kicker">Arena report %s</div><h1 id="task">%s</h1>'
                 '<dl class="facts">%s</dl><p id="progress" class="progress">%s</p>%s</header>' % (
-                    status, esc(first[:300]),
+                    status, esc(shortened(first, 300)),
                     "".join("<div><dt>%s</dt><dd>%s</dd></div>" % (esc(k), esc(v)) for k, v in facts),
                     esc(progress_line(st)), full))
 
@@ -336,7 +360,7 @@ class Report:
             body = ('<p class="verdict">Blind check: arena answer <b>%d</b>, old answer <b>%d</b>: %s.</p>%s%s'
                     % (w, b, esc(verdict), self.score_table([f], ["winner", "baseline"], ["arena answer", "old answer"],
                                                             None),
-                       '<p class="why">Judge: %s</p>' % esc(f["why"]) if f.get("why") else ""))
+                       '<p class="why">Judge: %s</p>' % esc(unblind(f["why"], f.get("names"))) if f.get("why") else ""))
         return ('<section id="baseline" class="%s"><h2>Against the old answer</h2>%s<div class="files">%s</div>'
                 '</section>' % (cls, body, links))
 
