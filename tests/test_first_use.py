@@ -106,3 +106,12 @@ class FlagsDocumented(unittest.TestCase):
             with self.subTest(option=option):
                 self.assertRegex(table, r"\n\| [^|]*`%s\b" % option)
                 self.assertIn("`%s" % option, arguments)
+
+
+class ReadmePlan(unittest.TestCase):
+    def test_the_readme_shows_what_plan_prints(self):
+        blocks = readme.code_blocks(readme.section("Try it in ten seconds (offline, no Claude Code needed)"))
+        command = [b for b in blocks if b.startswith("python3 skills/arena/bracket.py plan")][0].strip()
+        shown = blocks[blocks.index(command + "\n") + 1].splitlines()
+        _, out, _ = run_cli(command.split()[2:], tempfile.gettempdir())
+        self.assertEqual(out.splitlines()[:len(shown)], shown)
