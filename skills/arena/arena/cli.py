@@ -593,7 +593,8 @@ def build_parser():
                 "the report's path; writes under .arena/ like a real run", run=False)
     c.add_argument("--agents", type=whole, default=DEMO_AGENTS, metavar="N",
                    help="stand-in competitors, 1 to %s (default %d)" % (card_count(), DEMO_AGENTS))
-    c.add_argument("--seed", type=whole, help="the same seed plays the same run (default: drawn and printed)")
+    c.add_argument("--seed", type=whole, metavar="S",
+                   help="the same seed plays the same run (default: drawn; the run's name shows it)")
     c.add_argument("--wave", type=whole, default=DEFAULT_WAVE, metavar="W", help=wave_help)
     c.add_argument("--run", help="folder name under .arena/ (default: demo-N-sS, numbered if taken)")
 
