@@ -80,7 +80,7 @@ class StandIn:
         self.always = dict(always or {})
         self.calls = []
         # with run_code, every job writes check.py in its work folder and runs it the way its brief says
-        self.run_code, self.code_runs = run_code, {}
+        self.run_code, self.code_runs, self.reproduced = run_code, {}, {}
 
     def __call__(self, call):
         prompt = call["prompt"]
@@ -104,7 +104,10 @@ class StandIn:
             write("stray-%s.txt" % job, "written outside .arena\n")
         if how in (None, "outside"):
             # a well-behaved sub-agent: the product's own stand-in, with quality
-            return demo.play(self.cwd, prompt, self.seed)
+            receipt = demo.play(self.cwd, prompt, self.seed)
+            if self.run_code:
+                self._add_evidence(kind, brief, job, out)
+            return receipt
         rng = pick(self.seed, job)
         header = "<!-- arena job: %s -->\n" % (job if how != "wrong-job" else "spawn-a999")
         if kind == "spawn":
@@ -115,9 +118,13 @@ class StandIn:
             write(out, header + body)
         elif kind == "atk":
             n = 8 if how == "too-many" else rng.randrange(0, 4)
+            if how in ("bad-reproducer", "fake-output"):
+                n = max(n, 1)  # an attack to carry the reproducer
             labels = ["FATAL", "MAJOR", "MINOR"]
             parts = ["## ATTACK %d %s: problem %d\nIt breaks on input %d.\n" % (
                 k, "SEVERE" if how == "bad-label" else labels[rng.randrange(3)], k, k) for k in range(1, n + 1)]
+            if parts and self.run_code and "Reproducer: <file name in your work folder>" in brief:
+                parts[0] += self._reproducer(brief, how)
             write(out, header + "".join(parts))
         elif kind == "def":
             count = len(attacks_listed(self.cwd, brief, "Attacks on your solution"))
@@ -149,6 +156,10 @@ class StandIn:
                 scores[labels[0]][crits[0][0]] = crits[0][1] + 4
             verdict = {"job": job, "scores": scores, "fatal": fatal,
                        "confidence": "high", "reason": "stand-in verdict"}
+            reproduced = self._rerun(brief)
+            if reproduced:
+                verdict["reproduced"] = reproduced
+                self.reproduced[job] = reproduced
             text = json.dumps(verdict)
             if how == "not-json":
                 text = "The winner is obviously " + labels[0]
@@ -157,6 +168,53 @@ class StandIn:
                 text = json.dumps(verdict)
             write(out, text)
         return receipt
+
+    def _exec(self, brief, name):
+        """(exit code, output) of a script in the work folder, run the way the brief says."""
+        command = re.search(r"`(python3 -S \"[^\"]+\" exec --run \S+ --job \S+) <file>", brief).group(1)
+        proc = subprocess.run(shlex.split(command) + [name], cwd=self.cwd, capture_output=True, text=True, timeout=120)
+        return proc.returncode, proc.stdout + proc.stderr
+
+    def _reproducer(self, brief, how):
+        """The lines that give attack 1 a reproducer: written, run, its output quoted (or, to lie, not)."""
+        folder = re.search(r"Your work folder is `([^`]+)`", brief).group(1)
+        name = "missing.py" if how == "bad-reproducer" else "repro1.py"
+        self._write(folder + "repro1.py", "print('failure shown on input 1')\n")
+        code, out = self._exec(brief, "repro1.py")
+        shown = out.split("[exit status")[0].strip()
+        if how == "fake-output":
+            shown = "everything crashed"
+        return "Reproducer: %s\nOutput:\n~~~\n%s\n~~~\n" % (name, shown)
+
+    def _add_evidence(self, kind, brief, job, out):
+        """Give attack 1 a reproducer, or a verdict what its judge found on re-running them."""
+        path = os.path.join(self.cwd, out)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        if kind == "atk" and "Reproducer: <file name in your work folder>" in brief and "## ATTACK 1 " in text:
+            cut = text.find("\n## ATTACK 2 ")
+            cut = len(text) if cut < 0 else cut + 1
+            self._write(out, text[:cut].rstrip("\n") + "\n" + self._reproducer(brief, None) + text[cut:])
+        elif kind == "judge":
+            reproduced = self._rerun(brief)
+            if reproduced:
+                verdict = json.loads(text)
+                verdict["reproduced"] = reproduced
+                self.reproduced[job] = reproduced
+                self._write(out, json.dumps(verdict))
+
+    def _rerun(self, brief):
+        """A judge's `reproduced`: each copied reproducer re-run and its output compared with the claim."""
+        found = {}
+        for number, label, path in re.findall(r"^- attack (\d+) against ([A-Z][a-z]+): `([^`]+)`$", brief, re.M):
+            attacks = re.search(r"^- %s\n(?:  - .*\n)*?  - attacks against it: (\S+)$" % label, brief, re.M).group(1)
+            with open(os.path.join(self.cwd, attacks), encoding="utf-8") as f:
+                text = f.read()
+            body = re.split(r"^## ATTACK \d+ ", text, flags=re.M)[int(number)]
+            claimed = re.search(r"^Output:\n~~~\n(.*?)\n~~~$", body, re.M | re.S).group(1).strip()
+            code, out = self._exec(brief, os.path.basename(path))
+            found.setdefault(label, {})[number] = "yes" if out.split("[exit status")[0].strip() == claimed else "no"
+        return found
 
     def _run_check(self, brief):
         """(exit code, stdout) of check.py run by the brief's exec command, or None without one."""

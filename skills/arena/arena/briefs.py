@@ -5,6 +5,7 @@ marker; judges get copies stripped of agent ids, job headers and the fence. This
 writes only under the run folder and never changes the state.
 """
 
+import json
 import os
 import re
 
@@ -13,7 +14,7 @@ from .jobs import job_kind, match_of, outputs_of, parse_job
 from .state import find_match, judge_sides, opponent
 from .storage import atomic_write
 from .outputs import BadOutput, HEADER, read_output
-from .workspace import EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, work_folder
+from .workspace import EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, point_reproducers, work_folder
 
 
 def load_template(kind):
@@ -131,6 +132,7 @@ def write_brief(run, st, job, attempt, cards, rubric, task):
                     dst = "%s/%s-%s.md" % (folder, label, tag)
                     blind_copy(run, st, src, dst, agents, labels, empty)
                     inputs.append("  - %s: %s" % (what, rel(dst)))
+            values["reproducers"] = reproducer_section(run, st, job, m, sides, names, agents, labels, values)
         else:
             for side, label in zip(sides, names):
                 src = st["sol"][st["champion"]] if side == "winner" else "baseline.md"
@@ -142,6 +144,33 @@ def write_brief(run, st, job, attempt, cards, rubric, task):
                        "criteria": ", ".join(c for c, _, _ in rubric)})
     template = load_template({"atk": "attack", "def": "defend"}.get(kind, kind))
     atomic_write(run.path("b", job + ".md"), fill(template, values), durable=False)
+
+
+def reproducer_section(run, st, job, m, sides, names, agents, labels, values):
+    """Copy the match's reproducers into the judge's work folder, blinded; the brief's section on them."""
+    if not st.get("run_code"):
+        return ""
+    # copies for an earlier try stay: that try's judge may still be running them
+    work = work_folder(job)
+    lines, example = [], {}
+    for side, label in zip(sides, names):
+        attacker = "%s-atk-%s" % (match_of(job), opponent(m, side))
+        carried = st["summ"].get(attacker, {}).get("rp", {})
+        copies = {}
+        for number in sorted(carried, key=int):
+            # the copy's name says only what it attacks: the attacker's folder name holds its agent id
+            dst = "%s/against-%s-%s%s" % (work, label, number, os.path.splitext(carried[number])[1])
+            blind_copy(run, "%s/%s" % (work_folder(attacker), carried[number]), dst, agents, labels, st["fence"])
+            copies[number] = os.path.join(run.dir, dst)
+            lines.append("- attack %s against %s: `%s`" % (number, label, copies[number]))
+            example.setdefault(label, {})[number] = "yes"
+        if copies:
+            attacks = run.path("j", job, "%s-attacks.md" % label)
+            atomic_write(attacks, point_reproducers(read_text(attacks), copies), durable=False)
+    if not lines:
+        return ""
+    return fill(load_template("part-reproducers"), dict(values, reproducers="\n".join(lines),
+                                                         example=json.dumps(example, sort_keys=True)))
 
 
 def engine_command():

@@ -20,7 +20,7 @@ from .base import (ArenaError, DEFAULT_AGENTS, DEFAULT_BATCH, DEFAULT_RECHECK, D
 from .cards import card_names, load_cards, load_rubric
 from .jobs import job_kind, parse_job
 from .state import (alive_agents, deps_of, find_match, fixes_text, matches_decided, new_state, opponent, path_of,
-                    points)
+                    points, reproducer_note)
 from .storage import Run, atomic_write, find_run
 from .outputs import attacks_on
 from .briefs import load_template, write_brief, write_conductor_brief
@@ -486,7 +486,8 @@ def cmd_winner(args):
             answers = st["summ"].get("%s-def-%s" % (m["id"], champ), {}).get("ans", "")
             for k, (label, summary) in enumerate(attacks_on(run, st, atk)):
                 reply = {"C": "conceded and fixed", "R": "rebutted"}.get(answers[k:k + 1], "unanswered")
-                print("  %s %s -> %s" % (label, summary.strip()[:100], reply))
+                note = reproducer_note(st, m["id"], champ, k + 1)
+                print("  %s %s -> %s%s" % (label, summary.strip()[:100], reply, "; " + note if note else ""))
             if res["how"] != "forfeit":
                 print("  %s; %s" % (fixes_text(st, m, champ), fixes_text(st, m, opp)))
         byes = [r["n"] for r in st["rounds"] if r["bye"] == champ]

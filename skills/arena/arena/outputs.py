@@ -11,8 +11,9 @@ import os
 import re
 
 from .base import ArenaError, MAX_ATTACKS, MAX_OTHER_BYTES, MAX_SOLUTION_BYTES, read_text
-from .jobs import match_of, outputs_of, parse_job
+from .jobs import job_kind, match_of, outputs_of, parse_job
 from .state import find_match, judge_sides, opponent
+from .workspace import check_reproduced, find_reproducers, work_folder
 
 
 class BadOutput(Exception):
@@ -157,8 +158,25 @@ def parse_verdict(text, job, labels, rubric, path, earlier=()):
     if conf not in ("high", "low"):
         raise BadOutput("%s: confidence must be \"high\" or \"low\"" % path)
     reason = v.get("reason", "")
-    return {"sc": out, "fat": {k: fatal[k] for k in labels}, "conf": conf,
-            "why": (reason if isinstance(reason, str) else "")[:300], "labels": list(labels)}
+    found = {"sc": out, "fat": {k: fatal[k] for k in labels}, "conf": conf,
+             "why": (reason if isinstance(reason, str) else "")[:300], "labels": list(labels)}
+    if "reproduced" in v:
+        # checked by the caller, once it knows which try's labels the verdict used
+        found["reproduced"] = v["reproduced"]
+    return found
+
+
+def judged_reproducers(st, job, sides, names):
+    """{label: [attack numbers]} of the attacks on each side of a judged match that carry a reproducer."""
+    if job_kind(job) != "judge":
+        return {}
+    m = find_match(st, match_of(job))
+    found = {}
+    for side, name in zip(sides, names):
+        carried = st["summ"].get("%s-atk-%s" % (match_of(job), opponent(m, side)), {}).get("rp")
+        if carried:
+            found[name] = list(carried)
+    return found
 
 
 def check_output(run, st, job, rubric):
@@ -176,7 +194,16 @@ def check_output(run, st, job, rubric):
             check_solution(texts[0], job, shown[0])
             return "done", {"sol": outs[0]}
         if kind == "atk":
-            return "done", {"labels": parse_attacks(strip_header(texts[0], job, shown[0]), shown[0])}
+            body = strip_header(texts[0], job, shown[0])
+            out = {"labels": parse_attacks(body, shown[0])}
+            if st.get("run_code"):
+                try:
+                    reproducers = find_reproducers(body, run.path(work_folder(job)), shown[0])
+                except ValueError as e:
+                    raise BadOutput(str(e))
+                if reproducers:
+                    out["rp"] = reproducers
+            return "done", out
         if kind == "def":
             m, mid = find_match(st, match_of(job)), match_of(job)
             attacks = len(st["summ"].get("%s-atk-%s" % (mid, opponent(m, who)), {}).get("labels", ""))
@@ -193,11 +220,20 @@ def check_output(run, st, job, rubric):
         tries = [info.get("lab") or judge_sides(st, job, info["t"])] + list(reversed(info.get("old", [])))
         v = parse_verdict(texts[0], job, tries[0][1], rubric, shown[0], [names for _, names in tries[1:]])
         sides, names = next((sides, names) for sides, names in tries if list(names) == v["labels"])
+        reproduced = None
+        if "reproduced" in v:
+            try:
+                reproduced = check_reproduced(v["reproduced"], list(names), judged_reproducers(st, job, sides, names),
+                                              shown[0])
+            except ValueError as e:
+                raise BadOutput(str(e))
         # "names" keeps which blind label stood for which side, so the report can show the
         # judge's reason with agent ids once the match is decided and the job's labels are gone
         by_side = {"sc": {s: v["sc"][n] for s, n in zip(sides, names)},
                    "fat": {s: v["fat"][n] for s, n in zip(sides, names)},
                    "conf": v["conf"], "names": {n: s for s, n in zip(sides, names)}}
+        if reproduced:
+            by_side["rep"] = {s: reproduced[n] for s, n in zip(sides, names) if reproduced.get(n)}
         if kind == "final":  # judges' reasons stay in their files; the one final reason is shown by winner
             by_side["why"] = v["why"]
         return "done", by_side

@@ -19,7 +19,7 @@ import time
 from .base import ArenaError, read_text
 from .cards import card_names, load_cards, load_rubric
 from .jobs import field_sizes, job_kind, judge_id
-from .state import alive_agents, fixes_text, opponent, path_of, points
+from .state import alive_agents, fixes_text, opponent, path_of, points, reproducer_note
 from .storage import atomic_write
 from .outputs import HEADER, attacks_on
 from .schedule import progress_line
@@ -248,8 +248,10 @@ class Report:
         items = []
         for k, (label, summary) in enumerate(attacks_on(self.run, st, atk)):
             said, cls = ANSWERS.get(answers[k:k + 1], ("unanswered", "u"))
-            items.append('<li><span class="lab %s">%s</span> %s <span class="ans %s">%s</span></li>'
-                         % (LABEL_CLASS[label], label, esc(summary.strip()[:300]), cls, said))
+            note = reproducer_note(st, mid, champ, k + 1)
+            items.append('<li><span class="lab %s">%s</span> %s <span class="ans %s">%s</span>%s</li>'
+                         % (LABEL_CLASS[label], label, esc(summary.strip()[:300]), cls, said,
+                            ' <span class="muted">%s</span>' % esc(note) if note else ""))
         attacks = ('<div class="attacks"><h4>Attacks survived (%d)</h4><ul>%s</ul></div>' % (len(items), "".join(items))
                    if items else '<div class="attacks"><h4>Attacks survived</h4><p class="muted">none made</p></div>')
         if res and res["how"] != "forfeit":

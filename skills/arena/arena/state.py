@@ -195,7 +195,8 @@ def apply(st, ev):
 def on_done(st, job, out):
     info = st["jobs"][job]
     info["s"] = "done"
-    info.pop("w", None)  # only handed-out jobs need their wave
+    info.pop("w", None)  # only handed-out jobs need their wave, the time they went out and earlier labels
+    info.pop("at", None)
     info.pop("old", None)
     if info.get("t") == 1:
         del info["t"]  # done at the first try: the common case stays small
@@ -215,6 +216,34 @@ def on_done(st, job, out):
         judge_arrived(st, match_of(job))
     elif kind == "final":
         st["final"] = out
+
+
+REPRODUCED_SAID = {"yes": "reproduced by the judge", "fixed": "reproduced on the old code only",
+                   "no": "did not reproduce", "not run": "not re-run by the judge"}
+
+
+def reproductions(st, mid, side):
+    """{attack number: what the match's judges found} for the reproducers of attacks on side.
+
+    Looks that disagree are all kept, in order, joined by " / "."""
+    found = {}
+    for job in sorted(j for j in st["summ"] if j.startswith(mid + "-judge")):
+        for number, result in st["summ"][job].get("rep", {}).get(side, {}).items():
+            said = found.setdefault(number, [])
+            if result not in said:
+                said.append(result)
+    return {n: " / ".join(r) for n, r in found.items()}
+
+
+def reproducer_note(st, mid, side, number):
+    """How a reproducer of attack number on side fared with the judges, or "" when it had none."""
+    atk = "%s-atk-%s" % (mid, opponent(find_match(st, mid), side))
+    if str(number) not in st["summ"].get(atk, {}).get("rp", {}):
+        return ""
+    said = reproductions(st, mid, side).get(str(number))
+    if not said:
+        return "reproducer: not checked by a judge"
+    return "reproducer: " + " / ".join(REPRODUCED_SAID.get(r, r) for r in said.split(" / "))
 
 
 def on_fail(st, job, why):

@@ -139,6 +139,23 @@ def find_reproducers(body, folder, path):
     return found
 
 
+def point_reproducers(text, copies):
+    """An attack file's text with each `Reproducer:` line naming the judge's copy instead.
+
+    copies is {attack number as text: path of the copy}."""
+    heads = list(ATTACK_HEAD.finditer(text))
+    pieces, last = [], 0
+    for i, m in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+        path = copies.get(m.group(1))
+        if path:
+            pieces.append(text[last:m.start()])
+            pieces.append(REPRODUCER.sub(lambda _: "Reproducer: %s (a copy in your work folder)" % path,
+                                         text[m.start():end], count=1))
+            last = end
+    return "".join(pieces) + text[last:]
+
+
 def check_reproduced(value, labels, expected, path):
     """A verdict's optional `reproduced` field: {label: {attack number: one of VERDICT_REPRODUCED}}.
 
