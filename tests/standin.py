@@ -160,6 +160,8 @@ class StandIn:
             if reproduced:
                 verdict["reproduced"] = reproduced
                 self.reproduced[job] = reproduced
+            if how == "bad-reproduced":
+                verdict["reproduced"] = {labels[0]: {"9": "maybe"}}
             text = json.dumps(verdict)
             if how == "not-json":
                 text = "The winner is obviously " + labels[0]

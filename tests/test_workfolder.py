@@ -227,9 +227,6 @@ class TempAudit(Project):
         self.assertIn("system temp folder: not checked (no snapshot was taken at init)", out)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 def state_of(cwd):
     return Run("t", os.path.join(cwd, ".arena")).load()
@@ -308,6 +305,17 @@ class Evidence(Project):
         self.assertEqual(agent.calls.count(atk), 2)
         self.assertEqual(len(fails), 1)
         self.assertIn("names reproducer 'missing.py', which is not a file in your work folder", fails[0])
+
+    def test_a_verdict_with_a_bad_reproduced_field_is_refused_and_retried(self):
+        cwd = self.project("--run-code")
+        judge = state_of(cwd)["rounds"][0]["matches"][0]["id"] + "-judge"
+        agent = standin.StandIn(cwd, seed=5, run_code=True, misbehave={judge: "bad-reproduced"})
+        standin.Orchestrator(cwd, agent, "t").play()
+        self.assertEqual(agent.calls.count(judge), 2)
+        journal = read(os.path.join(cwd, ".arena", "t", "journal.jsonl"))
+        fails = [line for line in journal.splitlines() if '"fail"' in line and judge in line]
+        self.assertEqual(len(fails), 1)
+        self.assertIn("'reproduced' gives attack 9", fails[0])
 
     def test_without_run_code_reproducer_lines_are_plain_text(self):
         cwd, agent, briefs = self.play()
@@ -330,8 +338,7 @@ class VerdictReproduced(unittest.TestCase):
             with self.assertRaises(ValueError, msg=repr(bad)):
                 self.check(bad)
 
-    def test_a_bad_field_makes_the_verdict_invalid(self):
-        st = {"jobs": {}}
+    def test_parse_verdict_hands_it_on(self):
         self.assertEqual(outputs.parse_verdict(json.dumps({
             "job": "final", "scores": {"Kestrel": {"c": 1}, "Heron": {"c": 2}},
             "fatal": {"Kestrel": False, "Heron": False}, "reproduced": {"Kestrel": {"1": "yes"}}}),
@@ -340,109 +347,3 @@ class VerdictReproduced(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
-
-
-def state_of(cwd):
-    return Run("t", os.path.join(cwd, ".arena")).load()
-
-
-class Evidence(Project):
-    def play_evidence(self, how=None):
-        cwd = self.project("--run-code")
-        always = {}
-        if how:
-            st = state_of(cwd)
-            for m in st["rounds"][0]["matches"]:
-                for side in (m["a"], m["b"]):
-                    always["%s-atk-%s" % (m["id"], side)] = how
-        agent = standin.StandIn(cwd, seed=5, run_code=True, always=always)
-        standin.Orchestrator(cwd, agent, "t").play()
-        return cwd, agent, state_of(cwd)
-
-    def test_judges_rerun_reproducers_copied_without_agent_ids(self):
-        cwd, agent, st = self.play_evidence()
-        carried = {j: s["rp"] for j, s in st["summ"].items() if job_kind(j) == "atk" and s.get("rp")}
-        self.assertTrue(carried, "no attack carried a reproducer")
-        for atk, rp in carried.items():
-            self.assertEqual(rp, {"1": "repro1.py"})
-            mid = "-".join(atk.split("-")[:2])
-            judge = mid + "-judge"
-            brief = read(os.path.join(cwd, ".arena", "t", "b", judge + ".md"))
-            self.assertIn("## Reproducers", brief)
-            copies = re.findall(r"^- attack 1 against ([A-Z][a-z]+): `(\.arena/t/work/%s/against-\1-1\.py)`$"
-                                % judge, brief, re.M)
-            self.assertTrue(copies, brief)
-            for label, path in copies:
-                self.assertEqual(read(os.path.join(cwd, path)), "print('failure shown on input 1')\n")
-                blinded = read(os.path.join(cwd, ".arena", "t", "j", judge, label + "-attacks.md"))
-                self.assertIn("\nReproducer: %s (a copy in your work folder)\nOutput:\n" % path, blinded)
-            self.assertNotRegex(brief, r"\ba\d{3}\b")
-            self.assertIn('"reproduced": {"', brief)
-        self.assertTrue(agent.reproduced)
-        for judge, found in agent.reproduced.items():
-            self.assertEqual({r for by in found.values() for r in by.values()}, {"yes"}, judge)
-            sides = st["summ"][judge]["rep"]
-            self.assertTrue(set(sides) <= set(st["cards"]), "rep is keyed by agent ids in the state")
-        _, out, _ = run_cli(["winner", "--run", "t"], cwd)
-        champ = st["champion"]
-        expected = 0
-        for m, res in cli.path_of(st, champ):
-            if st["summ"].get("%s-atk-%s" % (m["id"], cli.opponent(m, champ)), {}).get("rp"):
-                expected += 1
-        self.assertEqual(out.count("; reproducer: reproduced by the judge"), expected, out)
-        run_cli(["report", "--run", "t"], cwd)
-        if expected:
-            self.assertIn("reproducer: reproduced by the judge", read(os.path.join(cwd, ".arena", "t", "report.html")))
-
-    def test_an_output_that_does_not_reproduce_is_recorded(self):
-        cwd, agent, st = self.play_evidence("fake-output")
-        round1 = [m["id"] for m in st["rounds"][0]["matches"]]
-        said = {j: f for j, f in agent.reproduced.items() if "-".join(j.split("-")[:2]) in round1}
-        self.assertTrue(said)
-        for judge, found in said.items():
-            self.assertEqual({r for by in found.values() for r in by.values()}, {"no"}, judge)
-        mid = round1[0]
-        for side in (st["rounds"][0]["matches"][0]["a"], st["rounds"][0]["matches"][0]["b"]):
-            atk = "%s-atk-%s" % (mid, cli.opponent(st["rounds"][0]["matches"][0], side))
-            if st["summ"].get(atk, {}).get("rp"):
-                self.assertEqual(cli.reproducer_note(st, mid, side, 1), "reproducer: did not reproduce")
-
-    def test_a_reproducer_not_in_the_work_folder_is_refused_and_retried(self):
-        cwd = self.project("--run-code")
-        st = state_of(cwd)
-        m = st["rounds"][0]["matches"][0]
-        atk = "%s-atk-%s" % (m["id"], m["a"])
-        agent = standin.StandIn(cwd, seed=5, run_code=True, misbehave={atk: "bad-reproducer"})
-        standin.Orchestrator(cwd, agent, "t").play()
-        journal = read(os.path.join(cwd, ".arena", "t", "journal.jsonl"))
-        fails = [line for line in journal.splitlines() if '"fail"' in line and atk in line]
-        self.assertEqual(agent.calls.count(atk), 2)
-        self.assertEqual(len(fails), 1)
-        self.assertIn("names reproducer 'missing.py', which is not a file in your work folder", fails[0])
-
-    def test_without_run_code_reproducer_lines_are_plain_text(self):
-        cwd, agent, briefs = self.play()
-        st = state_of(cwd)
-        self.assertFalse([j for j, s in st["summ"].items() if s.get("rp")])
-        self.assertFalse([t for j, t in briefs.items() if "## Reproducers" in t])
-
-
-class VerdictReproduced(unittest.TestCase):
-    RUBRIC = [("correctness", 10, "right"), ("clarity", 5, "clear")]
-
-    def verdict(self, reproduced):
-        v = {"job": "r1-m1-judge", "scores": {"Kestrel": {"correctness": 5, "clarity": 3},
-                                             "Heron": {"correctness": 6, "clarity": 2}},
-             "fatal": {"Kestrel": False, "Heron": False}, "reproduced": reproduced}
-        return outputs.parse_verdict(json.dumps(v), "r1-m1-judge", ["Kestrel", "Heron"], self.RUBRIC, "v.json",
-                                     {"Kestrel": ["2"]})
-
-    def test_valid(self):
-        self.assertEqual(self.verdict({"Kestrel": {"2": "fixed"}})["rep"], {"Kestrel": {"2": "fixed"}})
-        self.assertEqual(self.verdict({})["rep"], {})
-
-    def test_invalid(self):
-        for bad in ([], {"Robin": {"2": "yes"}}, {"Kestrel": {"1": "yes"}}, {"Heron": {"2": "yes"}},
-                    {"Kestrel": {"2": "maybe"}}, {"Kestrel": ["2"]}, {"Kestrel": {"2": True}}):
-            with self.assertRaises(outputs.BadOutput, msg=repr(bad)):
-                self.verdict(bad)

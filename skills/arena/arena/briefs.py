@@ -160,7 +160,7 @@ def reproducer_section(run, st, job, m, sides, names, agents, labels, values):
         for number in sorted(carried, key=int):
             # the copy's name says only what it attacks: the attacker's folder name holds its agent id
             dst = "%s/against-%s-%s%s" % (work, label, number, os.path.splitext(carried[number])[1])
-            blind_copy(run, "%s/%s" % (work_folder(attacker), carried[number]), dst, agents, labels, st["fence"])
+            blind_copy(run, st, "%s/%s" % (work_folder(attacker), carried[number]), dst, agents, labels)
             copies[number] = os.path.join(run.dir, dst)
             lines.append("- attack %s against %s: `%s`" % (number, label, copies[number]))
             example.setdefault(label, {})[number] = "yes"
