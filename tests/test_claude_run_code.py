@@ -6,13 +6,19 @@ tests pin down, for every installed version:
 - the shipped grant lets the engine run and nothing else: not a script in a work
   folder, not `python3 x.py bracket.py` (which the older wildcard grant let through);
 - the one permission rule a user may add to let sub-agents run scripts under
-  .arena/ directly, `Bash(python3 .arena/*)`, and what it does and does not match.
+  .arena/ directly, `Bash(python3 .arena/*)`, and what it does and does not match;
+- in a run started with `--run-code`, a sub-agent runs a script in its work folder
+  through `bracket.py exec` under the shipped grant alone; without `--run-code` the
+  engine refuses, and running it directly is refused by Claude Code unless the user
+  added that rule.
 Skipped without a claude binary, except under CI (then it fails).
 See tests/e2e/NOTES.md section 9 for the whole table.
 """
 
 import os
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -119,6 +125,94 @@ class ShippedGrantRunsOnlyTheEngine(unittest.TestCase):
                              "script-then-touch"):
                     self.assertFalse(ran[name], name)
                 self.assertFalse(stray)
+
+
+SCRIPT = ("import os, sys\n"
+          "open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'ran-' + sys.argv[1]), 'w').close()\n"
+          "print('%s', sys.argv[1])\n" % MARK)
+
+
+class ExecInTheRealClient(unittest.TestCase):
+    """A competitor with a spawn job handed out writes t.py in its work folder, then runs it
+    twice: through the engine as its brief says, and directly."""
+
+    def setUp(self):
+        self.bins = require_claude(self)
+
+    def job_run(self, binp, run_code, extra_args=()):
+        tmp = tempfile.mkdtemp(prefix="cc-exec-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        setup = Setup(tmp)
+        cwd = setup.cwd
+        engine = [sys.executable, "-S", os.path.join(setup.skill_dir, "bracket.py")]
+        with open(os.path.join(cwd, "task.md"), "w") as f:
+            f.write("Write calc.py.\n")
+        os.makedirs(os.path.join(cwd, ".arena"))
+        init = ["init", "--agents", "2", "--seed", "1", "--task-file", "task.md", "--run", "r"]
+        for args in (init + (["--run-code"] if run_code else []), ["next", "--run", "r", "--direct"]):
+            subprocess.run(engine + args, cwd=cwd, check=True, capture_output=True, timeout=60)
+        os.remove(os.path.join(cwd, "task.md"))
+        job = "spawn-a001"
+        with open(os.path.join(cwd, ".arena", "r", "b", job + ".md")) as f:
+            brief = f.read()
+        named = re.search(r"`(python3 -S \"[^\"]+\" exec --run r --job %s) <file>" % job, brief)
+        self.assertEqual(bool(named), run_code)
+        # without --run-code the brief names no command; a sub-agent that tries the engine anyway
+        exec_cmd = named.group(1) if named else 'python3 -S "%s/bracket.py" exec --run r --job %s' % (
+            setup.skill_dir, job)
+        work = ".arena/r/work/%s" % job
+        results = {}
+
+        def policy(req):
+            done = steps(req)
+            if role_of(req)[0] != "main":
+                if not done:
+                    return [{"type": "tool_use", "name": "Write", "input": {
+                        "file_path": os.path.join(cwd, work, "t.py"), "content": SCRIPT}}]
+                if len(done) == 1:
+                    return [{"type": "tool_use", "name": "Bash", "input": {"command": c, "description": n}}
+                            for n, c in (("engine", exec_cmd + " t.py engine"),
+                                         ("direct", "python3 %s/t.py direct" % work))]
+                uses, res = done[1]
+                for u in uses:
+                    results[u["input"]["description"]] = res.get(u["id"])
+                return [{"type": "text", "text": "done " + job}]
+            if not done:
+                return [{"type": "tool_use", "name": "Agent", "input": {
+                    "description": job, "prompt": "Read .arena/r/b/%s.md and follow it." % job,
+                    "run_in_background": False}}]
+            return [{"type": "text", "text": "FINAL"}]
+
+        with FakeAPI(policy) as api:
+            res = run_claude(binp, "/arena --agents 2 calc", base_url=api.base_url, home=setup.home, cwd=cwd,
+                             timeout=90, extra_args=extra_args)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(api.errors, [])
+        ran = {how: os.path.exists(os.path.join(cwd, work, "ran-" + how)) for how in ("engine", "direct")}
+        self.assertEqual(set(os.listdir(cwd)), {".arena", "README.txt"}, "nothing may appear outside .arena/")
+        return ran, results
+
+    def test_with_run_code_the_engine_runs_it_and_claude_code_refuses_it_directly(self):
+        for ver, binp in self.bins.items():
+            with self.subTest(version=ver):
+                ran, results = self.job_run(binp, run_code=True)
+                self.assertEqual(ran, {"engine": True, "direct": False}, results)
+                text, is_error = results["engine"]
+                self.assertFalse(is_error, text)
+                self.assertIn(MARK + " engine", text)
+                self.assertIn("[exit status 0 after", text)
+                self.assertTrue(results["direct"][1], results["direct"])
+
+    def test_without_run_code_nothing_runs_unless_the_rule_is_added(self):
+        for ver, binp in self.bins.items():
+            with self.subTest(version=ver):
+                ran, results = self.job_run(binp, run_code=False)
+                self.assertEqual(ran, {"engine": False, "direct": False}, results)
+                text, is_error = results["engine"]
+                self.assertTrue(is_error)
+                self.assertIn("without --run-code", text)
+                ran, results = self.job_run(binp, run_code=False, extra_args=["--allowedTools", DOCUMENTED_RULE])
+                self.assertEqual(ran, {"engine": False, "direct": True}, results)
 
 
 if __name__ == "__main__":
