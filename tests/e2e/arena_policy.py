@@ -18,17 +18,22 @@ Roles:
 - job         a sub-agent whose prompt names a brief: reads it, writes its
               output file(s) in the format the brief shows, replies the receipt.
 
-Competitors write "Quality: NN" into their solutions (NN from a hash of the
-agent id); judges read both revised solutions and score from those lines, so
-the winner depends only on which agents meet, not on timing, blind labels,
+Sub-agents write what the product's stand-in `arena.demo` writes for their brief:
+competitors with a hidden quality drawn from the seed, a judge that scores its blinded
+copies with noise and a first-position bonus. Everything follows from the seed, the
+job and the files read, so the winner does not depend on timing, blind labels,
 retries or the conductor/direct mode.
 """
 
-import hashlib
-import json
+import os
 import re
 import shlex
+import sys
 import threading
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "skills", "arena"))
+from arena import demo  # noqa: E402
 
 ROLE_SUB = "cc_is_subagent=true"
 BRIEF_PROMPT = re.compile(r"Read (\S+) and follow it\.")
@@ -137,10 +142,6 @@ def role_of(req):
     return "job", path.rsplit("/", 1)[-1][:-3]
 
 
-def quality(agent):
-    return 30 + int(hashlib.sha256(agent.encode()).hexdigest()[:6], 16) % 60
-
-
 def tool(name, **inp):
     return {"type": "tool_use", "name": name, "input": inp}
 
@@ -177,8 +178,8 @@ class ArenaPolicy:
     conductor_http_error the same conductor's request gets HTTP 500 instead (every retry too)
     """
 
-    def __init__(self, direct=False, conductor_gives_up=None, conductor_http_error=None):
-        self.direct = direct
+    def __init__(self, direct=False, conductor_gives_up=None, conductor_http_error=None, seed=3):
+        self.direct, self.seed = direct, seed
         self.conductor_gives_up = conductor_gives_up
         self.conductor_http_error = conductor_http_error
         self.lock = threading.Lock()
@@ -336,48 +337,10 @@ class ArenaPolicy:
         if last[0][0] == "Write":
             brief = strip_numbers(first_read(req))
             return text(re.search(r"^(done \S+)$", brief, re.M).group(1))
-        brief = strip_numbers(first_read(req))
-        header = "<!-- arena job: %s -->\n" % job
-        h = int(hashlib.sha256(job.encode()).hexdigest(), 16)
-        outs = re.findall(r"`(\.arena/[^`]+?/out/[^`]+\.(?:md|json))`", brief)
-        if job.startswith("spawn-"):
-            agent = job.split("-")[1]
-            return [tool("Write", file_path=cwd + "/" + outs[-1], content=header + "Quality: %d\nSolution by %s.\n" % (
-                quality(agent), agent))]
-        if "-atk-" in job:
-            out = re.search(r"Write 0 to \d+ attacks to `([^`]+)`", brief).group(1)
-            parts = "".join("## ATTACK %d %s: problem %d\nIt breaks on input %d.\n" % (
-                k, ("MAJOR", "MINOR")[(h >> k) & 1], k, k) for k in range(1, h % 4 + 1))
-            return [tool("Write", file_path=cwd + "/" + out, content=header + parts)]
-        if "-def-" in job:
-            own = re.search(r"Read your current solution `([^`]+)` and the attacks on it `([^`]+)`", brief)
-            if last[0][0] == "Read" and len(last) == 1:
-                return [tool("Read", file_path=cwd + "/" + own.group(1)), tool("Read", file_path=cwd + "/" + own.group(2))]
-            sol_text, atk_text = strip_numbers(last[0][2]), strip_numbers(last[1][2])
-            q = re.search(r"Quality: (\d+)", sol_text).group(1)
-            n = len(re.findall(r"^## ATTACK ", atk_text, re.M))
-            answers = "".join("## ANSWER %d %s: reply\nEvidence.\n" % (k, ("CONCEDE", "REBUT")[(h >> k) & 1])
-                              for k in range(1, n + 1))
-            ans_out = re.search(r"Write the answers to `([^`]+)`", brief).group(1)
-            sol_out = re.search(r"Write the FULL revised solution to `([^`]+)`", brief).group(1)
-            return [tool("Write", file_path=cwd + "/" + ans_out, content=header + answers),
-                    tool("Write", file_path=cwd + "/" + sol_out, content=header + "Quality: %s\nRevised.\n" % q)]
-        # judge or final
-        sols = re.findall(r"^- ([A-Z][a-z]+)\n  - (?:revised solution|answer|solution): (\S+)", brief, re.M)
-        if not sols:
-            sols = re.findall(r"^- ([A-Z][a-z]+): (\S+)", brief, re.M)
-        if last[0][0] == "Read" and len(last) == 1:
-            return [tool("Read", file_path=cwd + "/" + p) for _, p in sols]
-        crits = [(c, int(top)) for c, top in re.findall(r"^- ([a-z]+) \((\d+)\):", brief, re.M)]
-        scores, fatal = {}, {}
-        for (label, _), (_, _, out, _) in zip(sols, last):
-            m = re.search(r"Quality: (\d+)", strip_numbers(out))
-            q = int(m.group(1)) if m else 40
-            scores[label] = {c: top * q // 100 for c, top in crits}
-            fatal[label] = False
-        out = re.search(r"Write only this JSON object to `([^`]+)`", brief).group(1)
-        verdict = {"job": job, "scores": scores, "fatal": fatal, "confidence": "high", "reason": "scripted scores"}
-        return [tool("Write", file_path=cwd + "/" + out, content=json.dumps(verdict))]
+        # what the sub-agent writes is the product's own stand-in (arena.demo): competitors
+        # with a hidden quality, a judge that scores its blinded copies with noise
+        _, files = demo.outputs(cwd, brief_rel, self.seed)
+        return [tool("Write", file_path=cwd + "/" + rel, content=content) for rel, content in files]
 
 
 def first_read(req):
