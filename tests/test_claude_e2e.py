@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from tests.e2e.arena_policy import ArenaPolicy, role_of, steps  # noqa: E402
 from tests.e2e.arena_run import TASK, Setup, analyse, bracket, play, tree, winner_of  # noqa: E402
 from tests.e2e.fake_api import FakeAPI  # noqa: E402
-from tests.e2e.run_claude import require_claude, run_claude  # noqa: E402
+from tests.e2e.run_claude import each_version, require_claude, run_claude, side_by_side  # noqa: E402
 
 N, SEED = 8, 3
 ARGS = "--agents %d --seed %d %s" % (N, SEED, TASK)
@@ -119,63 +119,63 @@ class ClaudeArenaE2E(unittest.TestCase):
     # The skill copied to ~/.claude/skills/arena, default permission mode (no acceptEdits):
     # the skill's allowed-tools let the main session and its sub-agents write under .arena/.
     def test_1_copied_skill_with_conductor(self):
-        for ver, binp in self.bins.items():
-            with self.subTest(version=ver):
-                self.reference_winner(ver, binp)
+        def one(ver, binp):
+            self.reference_winner(ver, binp)
+        each_version(self, self.bins, one)
 
     # Installed through the marketplace (/arena-skill:arena), direct mode, W=4.
     def test_2_plugin_direct_same_winner(self):
-        for ver, binp in self.bins.items():
-            with self.subTest(version=ver):
-                want = self.reference_winner(ver, binp)
-                setup = self.new_setup("plugin")
-                before = tree(setup.cwd)
-                res, api = play(binp, "%s --wave 4 %s" % (setup.command, ARGS), setup, ArenaPolicy(direct=True),
-                                timeout=TIMEOUT)
-                self.assertIn("<command-name>/arena-skill:arena</command-name>",
-                              str(api.messages_requests()[0]["json"]["messages"]))
-                self.assertEqual(self.finished_run(ver, setup, res, api, wave=4), want)
-                self.assertEqual(tree(setup.cwd), before)
-                self.assertEqual(analyse(api)["conductor_calls"], 0)
+        def one(ver, binp):
+            want = self.reference_winner(ver, binp)
+            setup = self.new_setup("plugin")
+            before = tree(setup.cwd)
+            res, api = play(binp, "%s --wave 4 %s" % (setup.command, ARGS), setup, ArenaPolicy(direct=True),
+                            timeout=TIMEOUT)
+            self.assertIn("<command-name>/arena-skill:arena</command-name>",
+                          str(api.messages_requests()[0]["json"]["messages"]))
+            self.assertEqual(self.finished_run(ver, setup, res, api, wave=4), want)
+            self.assertEqual(tree(setup.cwd), before)
+            self.assertEqual(analyse(api)["conductor_calls"], 0)
+        each_version(self, self.bins, one)
 
     # Kill claude mid-run, then a new session: "continue the arena run".
     def test_3_resume_after_kill(self):
-        for ver, binp in self.bins.items():
-            with self.subTest(version=ver):
-                want = self.reference_winner(ver, binp)
-                setup = self.new_setup()
-                pol = ArenaPolicy()
-                res, api = play(binp, "/arena " + ARGS, setup, pol, timeout=TIMEOUT,
-                                stop_when=lambda api: pol.counts.get("job", 0) >= 80)
-                self.assertEqual(res.returncode, -9, "the first session should have been killed mid-run")
-                code, status = bracket(setup, "status")
-                self.assertNotIn("finished", status.splitlines()[0])
-                # A plain prompt does not load the skill: the model must call the Skill tool,
-                # which -p refuses unless allowed. 2.1.197 also does not apply the skill's
-                # allowed-tools to a Skill-tool invocation, so the user allows them too.
-                allow = ["Skill(arena)", "Bash(python3 *bracket.py*)", "Edit(.arena/**)"]
-                pol2 = ArenaPolicy()
-                res, api = play(binp, "continue the arena run", setup, pol2, timeout=TIMEOUT,
-                                extra_args=["--allowedTools"] + allow)
-                first = api.messages_requests()[0]["json"]
-                self.assertNotIn("Base directory for this skill", str(first["messages"]))
-                self.assertIn("- arena: ", str(first["messages"]))  # only the listing
-                self.assertEqual(self.finished_run(ver, setup, res, api, resumed=True), want)
-                self.assertLess(pol2.counts.get("job", 0), 178, "the resumed run redid finished work")
+        def one(ver, binp):
+            want = self.reference_winner(ver, binp)
+            setup = self.new_setup()
+            pol = ArenaPolicy()
+            res, api = play(binp, "/arena " + ARGS, setup, pol, timeout=TIMEOUT,
+                            stop_when=lambda api: pol.counts.get("job", 0) >= 80)
+            self.assertEqual(res.returncode, -9, "the first session should have been killed mid-run")
+            code, status = bracket(setup, "status")
+            self.assertNotIn("finished", status.splitlines()[0])
+            # A plain prompt does not load the skill: the model must call the Skill tool,
+            # which -p refuses unless allowed. 2.1.197 also does not apply the skill's
+            # allowed-tools to a Skill-tool invocation, so the user allows them too.
+            allow = ["Skill(arena)", "Bash(python3 *bracket.py*)", "Edit(.arena/**)"]
+            pol2 = ArenaPolicy()
+            res, api = play(binp, "continue the arena run", setup, pol2, timeout=TIMEOUT,
+                            extra_args=["--allowedTools"] + allow)
+            first = api.messages_requests()[0]["json"]
+            self.assertNotIn("Base directory for this skill", str(first["messages"]))
+            self.assertIn("- arena: ", str(first["messages"]))  # only the listing
+            self.assertEqual(self.finished_run(ver, setup, res, api, resumed=True), want)
+            self.assertLess(pol2.counts.get("job", 0), 178, "the resumed run redid finished work")
+        each_version(self, self.bins, one)
 
     # A conductor lost mid-batch: once it replies nonsense, once its API call fails.
     def test_4_conductor_lost_mid_batch(self):
-        for ver, binp in self.bins.items():
-            for how in ("conductor_gives_up", "conductor_http_error"):
-                with self.subTest(version=ver, how=how):
-                    want = self.reference_winner(ver, binp)
-                    setup = self.new_setup()
-                    pol = ArenaPolicy(**{how: 3})
-                    res, api = play(binp, "/arena " + ARGS, setup, pol, timeout=TIMEOUT,
-                                    extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
-                    self.assertGreaterEqual(pol.sabotaged, 1)
-                    self.assertEqual(self.finished_run(ver, setup, res, api), want)
-                    self.assertGreaterEqual(analyse(api)["conductor_calls"], 2, "no second conductor")
+        def one(ver, binp, how):
+            want = self.reference_winner(ver, binp)
+            setup = self.new_setup()
+            pol = ArenaPolicy(**{how: 3})
+            res, api = play(binp, "/arena " + ARGS, setup, pol, timeout=TIMEOUT,
+                            extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
+            self.assertGreaterEqual(pol.sabotaged, 1)
+            self.assertEqual(self.finished_run(ver, setup, res, api), want)
+            self.assertGreaterEqual(analyse(api)["conductor_calls"], 2, "no second conductor")
+        side_by_side(self, {(("how", how), ("version", ver)): (ver, binp, how) for ver, binp in self.bins.items()
+                            for how in ("conductor_gives_up", "conductor_http_error")}, one)
 
 
 def m_main_requests(api):
@@ -195,48 +195,48 @@ class AllowedToolsAreNarrow(unittest.TestCase):
         self.bins = require_claude(self)
 
     def test_grant(self):
-        for ver, binp in self.bins.items():
-            with self.subTest(version=ver):
-                tmp = tempfile.mkdtemp(prefix="cc-grant-")
-                self.addCleanup(shutil.rmtree, tmp, True)
-                setup = Setup(tmp)
-                b = 'python3 -S "%s/bracket.py"' % setup.skill_dir
-                cwd = setup.cwd
+        def one(ver, binp):
+            tmp = tempfile.mkdtemp(prefix="cc-grant-")
+            self.addCleanup(shutil.rmtree, tmp, True)
+            setup = Setup(tmp)
+            b = 'python3 -S "%s/bracket.py"' % setup.skill_dir
+            cwd = setup.cwd
 
-                def probe(prefix):
-                    return [
-                        {"type": "tool_use", "name": "Write", "input": {"file_path": cwd + "/.arena/%s-in.txt" % prefix, "content": "x"}},
-                        {"type": "tool_use", "name": "Write", "input": {"file_path": cwd + "/%s-out.txt" % prefix, "content": "x"}},
-                        {"type": "tool_use", "name": "Bash", "input": {"command": b + " plan --agents 2"}},
-                        {"type": "tool_use", "name": "Bash", "input": {"command": "python3 -c \"open('%s-py.txt','w')\"" % prefix}},
-                        {"type": "tool_use", "name": "Bash", "input": {"command": "touch %s-touch.txt" % prefix}},
-                    ]
+            def probe(prefix):
+                return [
+                    {"type": "tool_use", "name": "Write", "input": {"file_path": cwd + "/.arena/%s-in.txt" % prefix, "content": "x"}},
+                    {"type": "tool_use", "name": "Write", "input": {"file_path": cwd + "/%s-out.txt" % prefix, "content": "x"}},
+                    {"type": "tool_use", "name": "Bash", "input": {"command": b + " plan --agents 2"}},
+                    {"type": "tool_use", "name": "Bash", "input": {"command": "python3 -c \"open('%s-py.txt','w')\"" % prefix}},
+                    {"type": "tool_use", "name": "Bash", "input": {"command": "touch %s-touch.txt" % prefix}},
+                ]
 
-                def policy(req):
-                    sub = role_of(req)[0] != "main"
-                    done = steps(req)
-                    if sub:
-                        return probe("sub") if not done else [{"type": "text", "text": "probed"}]
-                    if not done:
-                        return probe("main")
-                    if len(done) == 1:
-                        return [{"type": "tool_use", "name": "Agent", "input": {
-                            "description": "probe", "prompt": "probe the grant", "subagent_type": "general-purpose",
-                            "run_in_background": False}}]
-                    return [{"type": "text", "text": "FINAL"}]
+            def policy(req):
+                sub = role_of(req)[0] != "main"
+                done = steps(req)
+                if sub:
+                    return probe("sub") if not done else [{"type": "text", "text": "probed"}]
+                if not done:
+                    return probe("main")
+                if len(done) == 1:
+                    return [{"type": "tool_use", "name": "Agent", "input": {
+                        "description": "probe", "prompt": "probe the grant", "subagent_type": "general-purpose",
+                        "run_in_background": False}}]
+                return [{"type": "text", "text": "FINAL"}]
 
-                os.makedirs(os.path.join(cwd, ".arena"))
-                with FakeAPI(policy) as api:
-                    res = run_claude(binp, "/arena --agents 2 probe", base_url=api.base_url, home=setup.home,
-                                     cwd=cwd, timeout=60)
-                self.assertEqual(res.returncode, 0, res.stderr)
-                self.assertEqual(api.errors, [])
-                for who in ("main", "sub"):
-                    self.assertTrue(os.path.exists(os.path.join(cwd, ".arena", who + "-in.txt")), who)
-                    for stray in ("-out.txt", "-py.txt", "-touch.txt"):
-                        self.assertFalse(os.path.exists(os.path.join(cwd, who + stray)), who + stray)
-                plan_ok = [r for r in api.messages_requests() if "sub-agent calls" in str(r["json"]["messages"])]
-                self.assertTrue(plan_ok, "bracket.py plan did not run")
+            os.makedirs(os.path.join(cwd, ".arena"))
+            with FakeAPI(policy) as api:
+                res = run_claude(binp, "/arena --agents 2 probe", base_url=api.base_url, home=setup.home,
+                                 cwd=cwd, timeout=60)
+            self.assertEqual(res.returncode, 0, res.stderr)
+            self.assertEqual(api.errors, [])
+            for who in ("main", "sub"):
+                self.assertTrue(os.path.exists(os.path.join(cwd, ".arena", who + "-in.txt")), who)
+                for stray in ("-out.txt", "-py.txt", "-touch.txt"):
+                    self.assertFalse(os.path.exists(os.path.join(cwd, who + stray)), who + stray)
+            plan_ok = [r for r in api.messages_requests() if "sub-agent calls" in str(r["json"]["messages"])]
+            self.assertTrue(plan_ok, "bracket.py plan did not run")
+        each_version(self, self.bins, one)
 
 
 if __name__ == "__main__":

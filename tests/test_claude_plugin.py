@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from tests import readme  # noqa: E402
 from tests.e2e.fake_api import FakeAPI  # noqa: E402
-from tests.e2e.run_claude import REPO_ROOT, copy_plugin, make_home, require_claude, run  # noqa: E402
+from tests.e2e.run_claude import REPO_ROOT, copy_plugin, each_version, make_home, require_claude, run  # noqa: E402
 
 ALWAYS_ON_MAX = 200
 ON_INVOKE_MAX = 2000
@@ -108,36 +108,36 @@ class ClaudePluginPackaging(unittest.TestCase):
         return r.stdout + r.stderr
 
     def test_validate(self):
-        for ver, binp in self.bins.items():
+        def one(ver, binp):
             home = make_home(self.tmp)
             for target in (".", ".claude-plugin/plugin.json", ".claude-plugin/marketplace.json"):
-                with self.subTest(version=ver, target=target):
-                    out = self.cc(binp, home, "plugin", "validate", "--strict", target)
-                    self.assertIn("Validation passed", out)
-                    self.assertNotIn("passed with warnings", out)
-                    self.assertEqual(problems(out), [], out)
+                out = self.cc(binp, home, "plugin", "validate", "--strict", target)
+                self.assertIn("Validation passed", out, target)
+                self.assertNotIn("passed with warnings", out, target)
+                self.assertEqual(problems(out), [], "%s: %s" % (target, out))
+        each_version(self, self.bins, one)
 
     def test_install_and_details(self):
         src = copy_plugin(os.path.join(self.tmp, "clone"))
-        for ver, binp in self.bins.items():
-            with self.subTest(version=ver):
-                home = make_home(self.tmp)
-                cwd = tempfile.mkdtemp(dir=self.tmp)
-                add, install = readme_plugin_commands(src)
-                out = self.cc(binp, home, *add, cwd=cwd)
-                self.assertIn("Successfully added marketplace: arena-skill", out)
-                out = self.cc(binp, home, *install, cwd=cwd)
-                self.assertIn("Successfully installed plugin: arena-skill@arena-skill", out)
-                out = self.cc(binp, home, "plugin", "list", cwd=cwd)
-                block = out.split("arena-skill@arena-skill", 1)[1].split("\n\n", 1)[0]
-                self.assertIn("enabled", block, out)
-                out = self.cc(binp, home, "plugin", "details", "arena-skill@arena-skill", cwd=cwd)
-                self.assertRegex(out, r"Skills \(1\)\s+arena\b")
-                total, always, invoke = details_tokens(out)
-                sys.stderr.write("\n  claude %s plugin details: always-on ~%d tok (arena ~%d), on-invoke ~%d tok "
-                                 "(chars/4 via the fake count_tokens) " % (ver, total, always, invoke))
-                self.assertLess(total, ALWAYS_ON_MAX, out)
-                self.assertLess(invoke, ON_INVOKE_MAX, out)
+        def one(ver, binp):
+            home = make_home(self.tmp)
+            cwd = tempfile.mkdtemp(dir=self.tmp)
+            add, install = readme_plugin_commands(src)
+            out = self.cc(binp, home, *add, cwd=cwd)
+            self.assertIn("Successfully added marketplace: arena-skill", out)
+            out = self.cc(binp, home, *install, cwd=cwd)
+            self.assertIn("Successfully installed plugin: arena-skill@arena-skill", out)
+            out = self.cc(binp, home, "plugin", "list", cwd=cwd)
+            block = out.split("arena-skill@arena-skill", 1)[1].split("\n\n", 1)[0]
+            self.assertIn("enabled", block, out)
+            out = self.cc(binp, home, "plugin", "details", "arena-skill@arena-skill", cwd=cwd)
+            self.assertRegex(out, r"Skills \(1\)\s+arena\b")
+            total, always, invoke = details_tokens(out)
+            sys.stderr.write("\n  claude %s plugin details: always-on ~%d tok (arena ~%d), on-invoke ~%d tok "
+                             "(chars/4 via the fake count_tokens) " % (ver, total, always, invoke))
+            self.assertLess(total, ALWAYS_ON_MAX, out)
+            self.assertLess(invoke, ON_INVOKE_MAX, out)
+        each_version(self, self.bins, one)
 
 
 class Icon(unittest.TestCase):

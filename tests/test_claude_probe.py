@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from tests.e2e.arena_run import max_overlap  # noqa: E402
 from tests.e2e.fake_api import FakeAPI, first_user_text, tool_results  # noqa: E402
 from tests.e2e.lanes_probe import BackgroundPolicy, LanesPolicy, read_claims, write_queue  # noqa: E402
-from tests.e2e.run_claude import make_home, require_claude, run, run_claude  # noqa: E402
+from tests.e2e.run_claude import each_version, make_home, require_claude, run, run_claude  # noqa: E402
 
 DEMO_SKILL = """---
 name: demo
@@ -127,9 +127,9 @@ class ClaudeSkillFanOut(unittest.TestCase):
             self.assertIn("done", json.dumps(tr["content"]))
 
     def test_fanout(self):
-        for ver, binp in self.bins.items():
-            with self.subTest(version=ver):
-                self._run(ver, binp)
+        def one(ver, binp):
+            self._run(ver, binp)
+        each_version(self, self.bins, one)
 
 
 class ClaudePluginCommands(unittest.TestCase):
@@ -178,9 +178,9 @@ class ClaudePluginCommands(unittest.TestCase):
             self.assertIn("DEMO-SKILL-BODY. Arguments: x y", body)
 
     def test_plugin_commands(self):
-        for ver, binp in self.bins.items():
-            with self.subTest(version=ver):
-                self._run(ver, binp)
+        def one(ver, binp):
+            self._run(ver, binp)
+        each_version(self, self.bins, one)
 
 
 PROBE_SKILL = """---
@@ -232,39 +232,39 @@ class ClaudeLanes(unittest.TestCase):
     def test_lanes_refill_one_slot_at_a_time(self):
         # one slow job per lane's worth of quick ones: with waves the quick lanes would sit idle
         jobs = [["j%02d" % i, 2.5 if i % 4 == 0 else 0.5] for i in range(12)]
-        for ver, binp in self.bins.items():
-            with self.subTest(version=ver):
-                policy, claims, msg = self.lanes(binp, 3, jobs)
-                self.assertEqual(sorted(c["job"] for c in claims), [j for j, _ in jobs], msg)
-                self.assertEqual(sorted(policy.job_spans), [j for j, _ in jobs], "every job ran once: " + msg)
-                self.assertEqual(policy.lane_errors, [], msg)
-                self.assertEqual(set(policy.lane_tools.values()), {True}, "lanes are offered Agent: " + msg)
-                # never more than the lanes, and the lanes really overlap
-                self.assertEqual(max_overlap(list(policy.job_spans.values())), 3, msg)
-                # a lane that got a slow job does not hold the others back: some lane ran
-                # more jobs than the lane that started the slow job j00
-                per_lane = {}
-                for c in claims:
-                    per_lane.setdefault(c["lane"], []).append(c["job"])
-                self.assertGreater(max(len(v) for v in per_lane.values()), min(len(v) for v in per_lane.values()), msg)
+        def one(ver, binp):
+            policy, claims, msg = self.lanes(binp, 3, jobs)
+            self.assertEqual(sorted(c["job"] for c in claims), [j for j, _ in jobs], msg)
+            self.assertEqual(sorted(policy.job_spans), [j for j, _ in jobs], "every job ran once: " + msg)
+            self.assertEqual(policy.lane_errors, [], msg)
+            self.assertEqual(set(policy.lane_tools.values()), {True}, "lanes are offered Agent: " + msg)
+            # never more than the lanes, and the lanes really overlap
+            self.assertEqual(max_overlap(list(policy.job_spans.values())), 3, msg)
+            # a lane that got a slow job does not hold the others back: some lane ran
+            # more jobs than the lane that started the slow job j00
+            per_lane = {}
+            for c in claims:
+                per_lane.setdefault(c["lane"], []).append(c["job"])
+            self.assertGreater(max(len(v) for v in per_lane.values()), min(len(v) for v in per_lane.values()), msg)
+        each_version(self, self.bins, one)
 
     def test_concurrent_limit_counts_lanes_and_jobs(self):
         # 11 lanes + 11 jobs = 22 sub-agents: 2.1.332 refuses past 20, 2.1.197 has no limit
         jobs = [["j%02d" % i, 1.5] for i in range(11)]
-        for ver, binp in self.bins.items():
-            with self.subTest(version=ver):
-                policy, claims, msg = self.lanes(binp, 11, jobs)
-                limited = CONCURRENCY_CAP.get(ver)
-                if limited is None:
-                    self.assertLessEqual(max_overlap(list(policy.job_spans.values())), 11, msg)
-                elif limited:
-                    self.assertTrue(policy.lane_errors, msg)
-                    self.assertIn("Concurrent subagent limit reached. You can run 20 subagents at once.",
-                                  policy.lane_errors[0], msg)
-                    self.assertLessEqual(max_overlap(list(policy.job_spans.values())), 9, msg)
-                else:
-                    self.assertEqual(policy.lane_errors, [], msg)
-                    self.assertEqual(max_overlap(list(policy.job_spans.values())), 11, msg)
+        def one(ver, binp):
+            policy, claims, msg = self.lanes(binp, 11, jobs)
+            limited = CONCURRENCY_CAP.get(ver)
+            if limited is None:
+                self.assertLessEqual(max_overlap(list(policy.job_spans.values())), 11, msg)
+            elif limited:
+                self.assertTrue(policy.lane_errors, msg)
+                self.assertIn("Concurrent subagent limit reached. You can run 20 subagents at once.",
+                              policy.lane_errors[0], msg)
+                self.assertLessEqual(max_overlap(list(policy.job_spans.values())), 9, msg)
+            else:
+                self.assertEqual(policy.lane_errors, [], msg)
+                self.assertEqual(max_overlap(list(policy.job_spans.values())), 11, msg)
+        each_version(self, self.bins, one)
 
 
 class ClaudeBackgroundWakeUps(unittest.TestCase):
@@ -289,21 +289,21 @@ class ClaudeBackgroundWakeUps(unittest.TestCase):
         return policy, res, msg
 
     def test_a_busy_conductor_is_told_of_each_completion(self):
-        for ver, binp in self.bins.items():
-            with self.subTest(version=ver):
-                policy, res, msg = self.conduct(binp, "poll")
-                # each completion shows up in the conductor's next request, one at a time
-                seen = policy.conductor_requests
-                self.assertEqual(seen[-1], 3, msg)
-                self.assertEqual(sorted(set(seen)), [0, 1, 2, 3], msg)
-                self.assertEqual(policy.main_notices, 0, "the main session saw none: " + msg)
+        def one(ver, binp):
+            policy, res, msg = self.conduct(binp, "poll")
+            # each completion shows up in the conductor's next request, one at a time
+            seen = policy.conductor_requests
+            self.assertEqual(seen[-1], 3, msg)
+            self.assertEqual(sorted(set(seen)), [0, 1, 2, 3], msg)
+            self.assertEqual(policy.main_notices, 0, "the main session saw none: " + msg)
+        each_version(self, self.bins, one)
 
     def test_a_conductor_that_ends_its_turn_hands_the_notices_to_the_main_session(self):
-        for ver, binp in self.bins.items():
-            with self.subTest(version=ver):
-                policy, res, msg = self.conduct(binp, "end")
-                self.assertEqual(policy.conductor_requests, [0, 0], "the conductor is never woken: " + msg)
-                self.assertEqual(policy.main_notices, 3, msg)
+        def one(ver, binp):
+            policy, res, msg = self.conduct(binp, "end")
+            self.assertEqual(policy.conductor_requests, [0, 0], "the conductor is never woken: " + msg)
+            self.assertEqual(policy.main_notices, 3, msg)
+        each_version(self, self.bins, one)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from tests.e2e.arena_policy import role_of, steps  # noqa: E402
 from tests.e2e.arena_run import Setup  # noqa: E402
 from tests.e2e.fake_api import FakeAPI  # noqa: E402
-from tests.e2e.run_claude import require_claude, run_claude  # noqa: E402
+from tests.e2e.run_claude import each_version, require_claude, run_claude  # noqa: E402
 
 WORK = ".arena/r/work/j"          # a job's work folder, relative to the project
 MARK = "RAN-OK"
@@ -104,27 +104,27 @@ class ShippedGrantRunsOnlyTheEngine(unittest.TestCase):
         self.bins = require_claude(self)
 
     def test_shipped_grant(self):
-        for ver, binp in self.bins.items():
-            with self.subTest(version=ver):
-                ran, stray = probe(binp)
-                self.assertEqual(sorted(n for n, r in ran.items() if r), ["engine"], ran)
-                self.assertFalse(stray)
+        def one(ver, binp):
+            ran, stray = probe(binp)
+            self.assertEqual(sorted(n for n, r in ran.items() if r), ["engine"], ran)
+            self.assertFalse(stray)
+        each_version(self, self.bins, one)
 
     def test_documented_rule(self):
-        for ver, binp in self.bins.items():
-            with self.subTest(version=ver):
-                ran, stray = probe(binp, ["--allowedTools", DOCUMENTED_RULE])
-                # what the rule lets through: a script named by a path that starts with .arena/,
-                # alone, chained with another allowed command, piped to head, under timeout;
-                # and (a string match, not a path check) a .. that climbs out of .arena/
-                for name in ("script", "script-twice", "script-piped", "under-timeout", "dot-dot-escape",
-                             "engine", "engine-then-script", "script-then-bracket"):
-                    self.assertTrue(ran[name], name)
-                # what it does not: absolute paths, cd first, python3 -c, an unlisted command in a chain
-                for name in ("script-absolute", "cd-and-run", "inline", "inline-then-bracket",
-                             "script-then-touch"):
-                    self.assertFalse(ran[name], name)
-                self.assertFalse(stray)
+        def one(ver, binp):
+            ran, stray = probe(binp, ["--allowedTools", DOCUMENTED_RULE])
+            # what the rule lets through: a script named by a path that starts with .arena/,
+            # alone, chained with another allowed command, piped to head, under timeout;
+            # and (a string match, not a path check) a .. that climbs out of .arena/
+            for name in ("script", "script-twice", "script-piped", "under-timeout", "dot-dot-escape",
+                         "engine", "engine-then-script", "script-then-bracket"):
+                self.assertTrue(ran[name], name)
+            # what it does not: absolute paths, cd first, python3 -c, an unlisted command in a chain
+            for name in ("script-absolute", "cd-and-run", "inline", "inline-then-bracket",
+                         "script-then-touch"):
+                self.assertFalse(ran[name], name)
+            self.assertFalse(stray)
+        each_version(self, self.bins, one)
 
 
 SCRIPT = ("import os, sys\n"

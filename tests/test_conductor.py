@@ -28,7 +28,7 @@ class ConductorTest(unittest.TestCase):
 
     def reference(self, n, seed, *extra):
         cwd = self.workspace(n, seed, *extra)
-        orch = standin.Orchestrator(cwd, standin.StandIn(cwd, seed=seed), "c")
+        orch = standin.Orchestrator(cwd, standin.StandIn(cwd, seed=seed), "c", runner=standin.run_here)
         orch.play()
         return self.outcome(cwd), orch
 
@@ -52,7 +52,7 @@ class ConductorTest(unittest.TestCase):
             with self.subTest(stop_after=stop_after):
                 cwd = self.workspace(16, 5)
                 agent = standin.StandIn(cwd, seed=5)
-                orch = standin.Orchestrator(cwd, agent, "c")
+                orch = standin.Orchestrator(cwd, agent, "c", runner=standin.run_here)
                 # a conductor that dies after `stop_after` waves, its last wave half done
                 out = orch.next()
                 self.assertIn("Start the conductor", out)

@@ -55,7 +55,7 @@ def start(d, agents, seed, baseline=True, task="Write a function that parses ISO
 def play(d, agents, seed, baseline=True):
     """A whole stand-in tournament through the CLI, then `report`; returns (state, html, report path)."""
     start(d, agents, seed, baseline)
-    standin.Orchestrator(d, standin.StandIn(d, seed=1), "r").play()
+    standin.Orchestrator(d, standin.StandIn(d, seed=1), "r", runner=standin.run_here).play()
     return render(d)
 
 

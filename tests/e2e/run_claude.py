@@ -207,6 +207,40 @@ def require_claude(testcase) -> Dict[str, str]:
     return bins
 
 
+def side_by_side(testcase, cases: Dict, fn: Callable) -> Dict:
+    """fn(*case) for every case at once, one thread each; then each reported as its own subtest.
+
+    cases maps a subtest's parameters (a dict, as a sorted tuple of items) to fn's arguments,
+    e.g. {(("version", "2.1.332"),): (ver, binp)}. A run spends its time waiting on its own
+    client process and fake API, so the Claude Code versions share the wall clock instead of
+    adding to it. Assertions raised in a thread are raised again in its subtest.
+    """
+    import threading
+    results = {}
+
+    def go(key, args):
+        try:
+            results[key] = (None, fn(*args))
+        except BaseException as e:  # noqa: B902 - re-raised below, in the test's own thread
+            results[key] = (e, None)
+    threads = [threading.Thread(target=go, args=(key, args), daemon=True) for key, args in cases.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for key in cases:
+        with testcase.subTest(**dict(key)):
+            error, _ = results[key]
+            if error is not None:
+                raise error
+    return {key: value for key, (error, value) in results.items() if error is None}
+
+
+def each_version(testcase, bins: Dict[str, str], fn: Callable) -> Dict:
+    """fn(version, binary) for every Claude Code version side by side (see side_by_side)."""
+    return side_by_side(testcase, {(("version", v),): (v, b) for v, b in bins.items()}, fn)
+
+
 def copy_plugin(dst: str) -> str:
     """The repo as a fresh clone would have it, in dst; returns dst.
 
