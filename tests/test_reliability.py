@@ -395,7 +395,7 @@ def outcome(cwd, run="r"):
             for j, s in st["summ"].items()}
     return {"champion": st["champion"], "results": st["results"], "out": st["out"], "sol": st["sol"],
             "rounds": st["rounds"], "byes": st["byes"], "jobs": {j: i["s"] for j, i in st["jobs"].items()},
-            "summ": summ, "final": {k: v for k, v in (st["final"] or {}).items() if k != "why"}}
+            "summ": summ, "final": {k: v for k, v in (st["final"] or {}).items() if k not in ("why", "names")}}
 
 
 def play_clean(agents, seed, extra=()):
@@ -627,8 +627,15 @@ def about_the_run(text):
     return "\n".join(lines[:cut[0]] if cut else lines)
 
 
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def without_clock(page):
-    return re.sub(rb"[0-9hms]+ elapsed", b"(time) elapsed", page)
+    """A report page without the times it shows (elapsed, and when it was written)."""
+    page = re.sub(rb"[0-9hms]+ elapsed", b"(time) elapsed", page)
+    return re.sub(rb"Written by bracket.py report at [^.]*\.", b"Written by bracket.py report at (time).", page)
 
 
 class EveryWritePoint(unittest.TestCase):
@@ -755,7 +762,7 @@ class EveryWritePoint(unittest.TestCase):
                     f.write(before_last.data)  # the journal has events this state lacks
             lagging = Checkpoint(d, "r")
             kinds, want = point_kinds(d, argv)
-            made = open(report, "rb").read() if argv[0] == "report" else None
+            made = read_bytes(report) if argv[0] == "report" else None
             self.assertTrue(kinds, argv)
             for k in range(1, len(kinds) + 1):
                 lagging.restore()
@@ -767,7 +774,7 @@ class EveryWritePoint(unittest.TestCase):
                 with open(finished.state, "rb") as f:
                     self.assertEqual(f.read(), finished.data, "%s killed at point %d" % (argv[0], k))
                 if made is not None:  # the same page, but for the elapsed time it shows
-                    self.assertEqual(without_clock(open(report, "rb").read()), without_clock(made))
+                    self.assertEqual(without_clock(read_bytes(report)), without_clock(made))
             if argv[0] == "winner":
                 self.assertEqual(about_the_run(want), about_the_run(winner_text))
 
