@@ -81,6 +81,8 @@ class Briefs(Project):
             self.assertIn("worth about %d minutes" % minutes[job_kind(job)], text, job)
             self.assertNotIn("Running code is not permitted", text, job)
             self.assertNotIn("{{", text, job)
+        defence = [t for j, t in briefs.items() if job_kind(j) == "def"][0]
+        self.assertIn("`.arena/t/work/<attack file name without .md>/`", defence)
         attack = [t for j, t in briefs.items() if job_kind(j) == "atk"][0]
         self.assertIn("Reproducer: <file name in your work folder>", attack)
         # every stand-in ran check.py in its own work folder, with the temp folder there too

@@ -187,6 +187,7 @@ def workspace_values(run, st, job):
         os.unlink(run.path(folder))
     os.makedirs(run.path(folder), exist_ok=True)
     values = {"job": job, "run": st["run"], "bracket": engine_command(), "work": os.path.join(run.dir, folder) + "/",
+              "work_root": os.path.join(run.dir, "work") + "/",
               "minutes": str(st.get("minutes", PHASE_MINUTES).get(kind, PHASE_MINUTES[kind])),
               "exec_seconds": str(EXEC_SECONDS), "exec_max": str(EXEC_MAX_SECONDS)}
     code = "on" if st.get("run_code") else "off"
