@@ -274,6 +274,7 @@ class Orchestrator:
         self.cwd, self.agent, self.run, self.wave, self.runner = cwd, agent, run, wave, runner
         self.waves, self.outputs, self.conductors = [], [], 0
         self.main_bytes = 0
+        self.lane_sets, self.lane_jobs, self.max_running = 0, [], 0
 
     def next(self, *extra):
         _, out, _ = self.runner(["next", "--run", self.run] + list(extra), self.cwd)
@@ -293,6 +294,10 @@ class Orchestrator:
                 self.main_bytes += len(out)
                 out = self.conduct()
                 continue
+            if re.search(r"^Start \d+ lanes: ", out, re.M):
+                self.main_bytes += len(out)
+                out = self.lanes(out)
+                continue
             out = self.step(out)
         raise AssertionError("tournament did not finish in %d steps" % max_steps)
 
@@ -310,6 +315,34 @@ class Orchestrator:
         for call in calls:
             self.agent(call)
         return self.next(*flags)
+
+    def lanes(self, out):
+        """The lanes of one set, taking turns: each asks `lane` for a job, runs it (the
+        stand-in answers at once), and asks again; the job counts as returned only then,
+        so the jobs of the other lanes stay in flight meanwhile."""
+        self.lane_sets += 1
+        lanes = re.search(r"^<n> = (.*)$", out, re.M).group(1).split()
+        assert len(lanes) <= self.wave, "more lanes than W"
+        live = list(lanes)
+        while live:
+            for lane in list(live):
+                _, got, _ = run_cli(["lane", "--run", self.run, "--lane", lane, "--wait", "0"], self.cwd)
+                self.outputs.append(got)
+                if "LANE OVER" in got:
+                    live.remove(lane)
+                    continue
+                running = int(re.search(r", (\d+) running", got).group(1))
+                self.max_running = max(self.max_running, running)
+                assert running <= len(lanes), "more jobs in flight than lanes:\n" + got
+                m = re.search(r'^run_in_background false(?:, model "(\w+)")?, description "([^"]+)", prompt "([^"]+)"$',
+                              got, re.M)
+                if m:
+                    call = {"prompt": m.group(3), "description": m.group(2), "run_in_background": False}
+                    if m.group(1):
+                        call["model"] = m.group(1)
+                    self.lane_jobs.append((lane, m.group(2)))
+                    self.agent(call)
+        return self.next()
 
     def conduct(self):
         """A conductor sub-agent: loop `next --conductor` until the batch is over."""

@@ -43,6 +43,24 @@ DEFAULT_RECHECK = 4
 DEFAULT_BATCH = 10
 
 
+# Lanes: sub-agents that each run one job at a time and ask the engine for the next,
+# so a slot is refilled as soon as its job returns. A lane is a sub-agent too, and
+# Claude Code 2.1.332 refuses a 21st sub-agent at once, so W lanes plus their W jobs
+# stay within 20 only up to 10 lanes.
+MAX_LANES = MAX_WAVE // 2
+
+
+# Jobs each lane runs before the set of lanes hands back to the main session: a lane's
+# context grows by about 1.4 KB per job, and each set costs the main session one
+# message of lane calls (benchmarks/wallclock.py measures what the hand-back costs).
+DEFAULT_LANE_JOBS = 30
+
+
+# Seconds a lane command waits for a job to become ready before it says "ask again";
+# the lane brief runs it with the Bash tool's longest timeout, 10 minutes.
+DEFAULT_LANE_WAIT = 540
+
+
 # How many times a job is handed out before its fallback applies; judges (the
 # baseline check's too) get a fresh pair of labels on every try.
 TRIES = {"spawn": 2, "atk": 2, "def": 2, "judge": 3, "final": 3}

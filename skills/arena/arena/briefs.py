@@ -9,7 +9,7 @@ import json
 import os
 import re
 
-from .base import BRACKET, SKILL_DIR, MAX_ATTACKS, MAX_SOLUTION_BYTES, read_text
+from .base import BRACKET, DEFAULT_LANE_WAIT, SKILL_DIR, MAX_ATTACKS, MAX_SOLUTION_BYTES, read_text
 from .jobs import job_kind, match_of, outputs_of, parse_job
 from .state import find_match, judge_sides, opponent
 from .storage import atomic_write
@@ -201,3 +201,8 @@ def write_conductor_brief(run, st):
     values = {"bracket": engine_command(), "run": st["run"],
               "batch": str(st["batch_waves"])}
     atomic_write(run.path("conductor.md"), fill(load_template("conductor"), values))
+
+
+def write_lane_brief(run, st):
+    values = {"bracket": engine_command(), "run": st["run"], "wait": str(DEFAULT_LANE_WAIT)}
+    atomic_write(run.path("lane.md"), fill(load_template("lane"), values))

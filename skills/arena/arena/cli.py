@@ -12,20 +12,21 @@ import io
 import json
 import os
 import random
+import re
 import sys
 import time
 
-from .base import (ArenaError, DEFAULT_AGENTS, DEFAULT_BATCH, DEFAULT_RECHECK, DEFAULT_WAVE, MAX_WAVE, MODELS,
-                   QUICK_AGENTS, plural, read_text, rng_for)
+from .base import (ArenaError, DEFAULT_AGENTS, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_LANE_WAIT, DEFAULT_RECHECK,
+                   DEFAULT_WAVE, MAX_WAVE, MODELS, QUICK_AGENTS, plural, read_text, rng_for)
 from .cards import card_names, load_cards, load_rubric
 from .jobs import job_kind, parse_job
 from .state import (alive_agents, deps_of, find_match, fixes_text, matches_decided, new_state, opponent, path_of,
                     points, reproducer_note)
 from .storage import Run, atomic_write, find_run
 from .outputs import attacks_on
-from .briefs import load_template, write_brief, write_conductor_brief
+from .briefs import load_template, write_brief, write_conductor_brief, write_lane_brief
 from .schedule import planned_waves, progress_line
-from .decision import plan_next, render_next, settle_state
+from .decision import lane_step, plan_next, render_lane, render_next, settle_state
 from .audit import fingerprint, tree_changes
 from .workspace import (EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, PHASE_WORDS, format_minutes,
                         parse_job_minutes, resolve_in, run_script, temp_changes, temp_snapshot, work_folder)
@@ -86,7 +87,11 @@ def cmd_init(args):
     minutes = parse_job_minutes(args.job_minutes)
     task = getattr(args, "task_text", None) or read_input(args.task_file, "--task-file")
     baseline = read_input(args.baseline_file, "--baseline-file") if args.baseline_file else None
-    for kind in ("spawn", "attack", "defend", "judge", "final", "conductor", "part-workspace",
+    if args.lane_jobs < 1:
+        raise ArenaError("--lane-jobs must be 1 or more, not %d" % args.lane_jobs)
+    if args.direct and args.waves:
+        raise ArenaError("--direct and --waves are two different loops; pick one")
+    for kind in ("spawn", "attack", "defend", "judge", "final", "conductor", "lane", "part-workspace",
                  "part-run-code-on", "part-run-code-off", "part-evidence-on", "part-evidence-off"):
         load_template(kind)
     name = args.run if args.run is not None else time.strftime("%Y%m%d-%H%M%S") + "-s%d" % seed
@@ -119,7 +124,8 @@ def cmd_init(args):
     ev = {"e": "init", "seq": 1, "run": name, "agents": n, "seed": seed, "wave": args.wave, "at": round(time.time(), 3),
           "fence": fence, "baseline": baseline is not None, "model": args.model, "judge_model": args.judge_model,
           "recheck": None if args.recheck == "off" else int(args.recheck), "final_judges": args.final_judges,
-          "pack": not args.no_pack, "batch_waves": args.batch_waves, "mode": "direct" if args.direct else "conductor",
+          "pack": not args.no_pack, "batch_waves": args.batch_waves,
+          "mode": "direct" if args.direct else "conductor" if args.waves else "lanes", "lane_jobs": args.lane_jobs,
           "sizes": list(sizes), "run_code": bool(args.run_code), "minutes": minutes}
     ev["plan_waves"] = planned_waves(ev)
     with run.lock():
@@ -128,6 +134,7 @@ def cmd_init(args):
         st["seq"] = 1
         run.save(st)
     write_conductor_brief(run, st)
+    write_lane_brief(run, st)
     atomic_write(os.path.join(root, "current"), name + "\n")
     print("run %s: %s, seed %d, wave %d, %s mode; task in %s" % (
         name, plural(n, "agent"), seed, args.wave, st["mode"], run.path("task.md")))
@@ -237,8 +244,12 @@ def with_run(args, fn):
 
 def cmd_next(args):
     def go(run, st):
+        if args.direct and args.waves:
+            raise ArenaError("--direct and --waves are two different loops; pick one")
         if args.direct and st["mode"] != "direct":
             run.commit(st, [{"e": "mode", "mode": "direct"}])
+        if args.waves and st["mode"] != "conductor":
+            run.commit(st, [{"e": "mode", "mode": "conductor"}])
         cards, rubric = load_cards(), load_rubric()
         if [len(cards[p]) for p in ("reasoning", "workflow", "strategy")] != st["sizes"]:
             raise ArenaError("cards.md changed its number of entries since this run started; restore it to finish the run")
@@ -254,6 +265,45 @@ def cmd_next(args):
             # only now has the orchestrator seen the wave; until then next shows it again
             run.commit(st, [{"e": "shown", "wave": act["wave"]}])
     with_run(args, go)
+
+
+# A lane number: the set of lanes, then the lane in it ("2.3").
+LANE_ID = re.compile(r"^[1-9][0-9]{0,5}[.][1-9][0-9]?$")
+
+# Seconds between a waiting lane's looks at the state (each takes the lock for a few ms).
+LANE_POLL = 1.0
+
+
+def cmd_lane(args):
+    """One lane's turn; waits (lock released) until a job is ready, the lanes are over,
+    or --wait seconds have passed."""
+    if not LANE_ID.match(args.lane or ""):
+        raise ArenaError("--lane %r is not a lane number like 2.3 (the number the lane's prompt gives)" % args.lane)
+    if not 0 <= args.wait <= 3600:
+        raise ArenaError("--wait must be 0 to 3600 seconds, not %d" % args.wait)
+    deadline = time.time() + args.wait
+    cards, rubric = load_cards(), load_rubric()
+    while True:
+        def go(run, st):
+            if [len(cards[p]) for p in ("reasoning", "workflow", "strategy")] != st["sizes"]:
+                raise ArenaError("cards.md changed its number of entries since this run started; restore it to finish the run")
+            act = lane_step(run, st, rubric, cards, read_text(run.path("task.md")), args.lane)
+            if act["action"] == "again" and time.time() < deadline:
+                return act
+            if args.json:
+                act.pop("line", None)
+                print(json.dumps(act, sort_keys=True))
+            else:
+                print(render_lane(act))
+            if act["action"] == "job":
+                sys.stdout.flush()
+                # only now has the lane seen its job; until then lane shows it again
+                run.commit(st, [{"e": "shown", "job": act["call"]["job"]}])
+            return act
+        act = with_run(args, go)
+        if act["action"] != "again" or time.time() >= deadline:
+            return
+        time.sleep(LANE_POLL)
 
 
 def cmd_collect(args):
@@ -584,6 +634,9 @@ def build_parser():
     c.add_argument("--final-judges", type=int, choices=(1, 3), default=1, help="judges for the final match")
     c.add_argument("--no-pack", action="store_true", help="one phase per wave, as the per-phase table counts")
     c.add_argument("--direct", action="store_true", help="the main session runs every wave itself")
+    c.add_argument("--waves", action="store_true", help="a conductor runs waves (no lanes)")
+    c.add_argument("--lane-jobs", type=whole, default=DEFAULT_LANE_JOBS,
+                   help="jobs per lane before a set of lanes hands back (default %d)" % DEFAULT_LANE_JOBS)
     c.add_argument("--batch-waves", type=whole, default=DEFAULT_BATCH, help="waves per conductor")
     c.add_argument("--run-code", action="store_true",
                    help="let sub-agents run Python scripts they write in their work folders (bracket.py exec)")
@@ -602,7 +655,14 @@ def build_parser():
     c = command("next", cmd_next, "collect what arrived and print exactly what to do now")
     c.add_argument("--retry", action="store_true", help="the last wave's agents have returned: re-issue what is missing")
     c.add_argument("--direct", action="store_true", help="switch this run to the direct loop (no conductor)")
+    c.add_argument("--waves", action="store_true", help="switch this run to a conductor running waves (no lanes)")
     c.add_argument("--conductor", action="store_true", help="called by a conductor sub-agent")
+    c.add_argument("--json", action="store_true", help="print the action as JSON")
+
+    c = command("lane", cmd_lane, "a lane's turn: collect its last job, print its next Agent call (waits for one)")
+    c.add_argument("--lane", required=True, help="the lane number its prompt gives, like 2.3")
+    c.add_argument("--wait", type=whole, default=DEFAULT_LANE_WAIT,
+                   help="seconds to wait for a ready job (default %d)" % DEFAULT_LANE_WAIT)
     c.add_argument("--json", action="store_true", help="print the action as JSON")
 
     c = command("prompts", cmd_prompts, "write the briefs of a phase of this round and list its jobs in waves")

@@ -9,25 +9,25 @@ through journaled events (run.commit).
 import os
 import time
 
-from .base import ArenaError
+from .base import ArenaError, DEFAULT_LANE_JOBS, MAX_LANES
 from .jobs import job_kind, outputs_of
 from .state import find_match, finished, judge_sides, round_done
 from .outputs import collect_events
-from .briefs import write_brief
-from .schedule import pick_wave, priority, progress, progress_line, spawn_positions
+from .briefs import write_brief, write_lane_brief
+from .schedule import pick_jobs, pick_wave, priority, progress, progress_line, spawn_positions
 
 
 def advance_events(st):
     return [{"e": "advance", "round": len(st["rounds"])}] if round_done(st) and st["champion"] is None else []
 
 
-def settle_state(run, st, rubric, retry=False):
-    """Collect what arrived and advance finished rounds; returns the notes.
+def settle_state(run, st, rubric, retry=False, only=None):
+    """Collect what arrived (of `only`, when given) and advance finished rounds; returns the notes.
 
     A refused output is moved aside at once, so a later next never reads it
     again and charges its job a second failure.
     """
-    events, _ = collect_events(run, st, rubric, retry)
+    events, _ = collect_events(run, st, rubric, retry, only)
     run.commit(st, events)
     notes = []
     for ev in events:
@@ -97,6 +97,8 @@ def plan_next(run, st, rubric, cards, task, retry=False, conductor=False):
             "solutions": [os.path.join(run.dir, st["sol"].get(a) or "") for a in
                           (find_match(st, mid)["a"], find_match(st, mid)["b"])]}
             for mid, why in sorted(st["manual"].items())])
+    elif st["mode"] == "lanes" and not conductor:
+        act.update(action="lanes", calls=start_lanes(run, st), brief=run.path("lane.md"))
     elif st["mode"] == "conductor" and not conductor:
         run.commit(st, [{"e": "batch", "n": (st["batch"] or {}).get("n", 0) + 1}])
         act.update(action="conductor", description="arena conductor " + st["run"],
@@ -119,6 +121,82 @@ def plan_next(run, st, rubric, cards, task, retry=False, conductor=False):
     act["progress"] = progress(st)
     act["line"] = progress_line(st, act["progress"])
     return act
+
+
+def start_lanes(run, st):
+    """A new set of lanes: one Agent call each, all in one message. Each lane then runs
+    one job at a time (`lane`), so a slot is refilled as soon as its job returns."""
+    # no more lanes than jobs open now: a round's jobs are all known once it is paired
+    open_jobs = sum(1 for info in st["jobs"].values() if info["s"] in ("ready", "issued"))
+    k = max(1, min(st["wave"], MAX_LANES, open_jobs))
+    n = (st.get("lanes") or {}).get("n", 0) + 1
+    write_lane_brief(run, st)
+    run.commit(st, [{"e": "lanes", "n": n, "k": k, "budget": k * st.get("lane_jobs", DEFAULT_LANE_JOBS),
+                     "at": round(time.time(), 3)}])
+    return [{"lane": "%d.%d" % (n, i), "run_in_background": False, "description": "arena lane %d.%d" % (n, i),
+             "prompt": "Read %s and follow it as lane %d.%d." % (run.path("lane.md"), n, i)} for i in range(1, k + 1)]
+
+
+def lane_step(run, st, rubric, cards, task, lane):
+    """One turn of a lane: collect the job it ran last (its Agent call has returned, so
+    whatever that job wrote is all there will be), then hand it the next ready job.
+
+    Returns {"action": "job" | "again" | "lane-over", ...}. A job goes to one lane only,
+    and a lane holds one job at a time, so no more than the set's lanes (<= W) run at once.
+    """
+    act = {"run": st["run"], "lane": lane, "notes": []}
+    mine = sorted(j for j, info in st["jobs"].items() if info["s"] == "issued" and info.get("ln") == lane)
+    if mine and "sh" in st["jobs"][mine[0]]:
+        # handed out but never printed (the command was killed in between): show it again
+        act.update(action="job", call=wave_calls(run, st, mine[:1])[0])
+        return finish_act(st, act)
+    act["notes"] = settle_state(run, st, rubric, retry=True, only=mine) if mine else []
+    settle_state(run, st, rubric, only=[])  # advance a round this lane's job may have closed
+    lanes = st.get("lanes")
+    current = lanes is not None and lane.split(".")[0] == str(lanes["n"])
+    running = [j for j, info in st["jobs"].items() if info["s"] == "issued"]
+    if finished(st) or st["mode"] != "lanes" or not current or lanes["handed"] >= lanes["budget"]:
+        act["action"] = "lane-over"
+        return finish_act(st, act)
+    picked = pick_jobs(st, 1)
+    if picked:
+        job = picked[0]
+        write_brief(run, st, job, st["jobs"][job]["t"] + 1, cards, rubric, task)
+        labels = {job: list(judge_sides(st, job, st["jobs"][job]["t"] + 1))} if job_kind(job) in ("judge", "final") else {}
+        run.commit(st, [{"e": "issue", "lane": lane, "jobs": [job], "at": round(time.time(), 3), "labels": labels}])
+        act.update(action="job", call=wave_calls(run, st, [job])[0])
+    elif not running:
+        # nothing runs, so nothing will become ready: a decision by hand, or a retry the
+        # main session must see; the lanes hand back
+        act["action"] = "lane-over"
+    else:
+        act.update(action="again", running=len(running))
+    return finish_act(st, act)
+
+
+def finish_act(st, act):
+    act["progress"] = progress(st)
+    act["line"] = progress_line(st, act["progress"])
+    return act
+
+
+def render_lane(act):
+    """The few lines a lane reads."""
+    out = [act["line"]]
+    for note in act["notes"][:10]:
+        out.append("invalid, will be re-issued: " + note[:160])
+    a = act["action"]
+    if a == "job":
+        c = act["call"]
+        model = ', model "%s"' % c["model"] if c.get("model") else ""
+        out.append("Lane %s: make this one Agent call, then run the same lane command again:" % act["lane"])
+        out.append('run_in_background false%s, description "%s", prompt "%s"' % (model, c["description"], c["prompt"]))
+    elif a == "again":
+        out.append("Lane %s: nothing ready yet (%d running); run the same lane command again." % (
+            act["lane"], act["running"]))
+    else:
+        out.append("LANE OVER. Reply with exactly this line and stop: %s" % act["line"])
+    return "\n".join(out)
 
 
 def wave_calls(run, st, jobs):
@@ -155,6 +233,13 @@ def render_next(act, run):
             out.append("%s needs a decision by hand: %s." % (m["match"], m["why"]))
             out.append("  solutions: %s" % " ".join(m["solutions"]))
             out.append('  run: record %s <%s> --reason "..."' % (m["match"], "|".join(m["agents"])))
+    elif a == "lanes":
+        out.append("Start %d lanes: %d Agent calls in ONE message, then run next when they have all replied. Each call:" % (
+            len(act["calls"]), len(act["calls"])))
+        out.append('run_in_background false, description "arena lane <n>", prompt "Read %s and follow it as lane <n>."'
+                   % act["brief"])
+        out.append("<n> = " + " ".join(c["lane"] for c in act["calls"]))
+        out.append("If a lane replies NO-AGENT-TOOL, run next --direct instead.")
     elif a == "conductor":
         out.append('Start the conductor: one Agent call, subagent_type "general-purpose", run_in_background false, '
                    'description "%s", prompt "%s"' % (act["description"], act["prompt"]))

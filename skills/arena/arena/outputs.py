@@ -241,11 +241,12 @@ def check_output(run, st, job, rubric):
         return "fail", str(e)
 
 
-def collect_events(run, st, rubric, retry=False):
-    """Events for every handed-out job whose output arrived (or, with retry, never will)."""
+def collect_events(run, st, rubric, retry=False, only=None):
+    """Events for every handed-out job whose output arrived (or, with retry, never will);
+    `only` limits it to those jobs (a lane collects the one job it ran)."""
     events, notes = [], []
     for job, info in sorted(st["jobs"].items()):
-        if info["s"] != "issued":
+        if info["s"] != "issued" or (only is not None and job not in only):
             continue
         verdict, detail = check_output(run, st, job, rubric)
         if verdict == "done":

@@ -38,6 +38,14 @@ def priority(st, job, positions):
 
 def pick_wave(st):
     """The next wave: up to W ready jobs, longest remaining chain first."""
+    return pick_jobs(st, st["wave"])
+
+
+def pick_jobs(st, slots):
+    """Up to `slots` ready jobs, longest remaining chain first: a wave, or the jobs
+    that refill the slots whose jobs returned."""
+    if slots <= 0:
+        return []
     jobs = st["jobs"]
     ready = [j for j, info in jobs.items()
              if info["s"] == "ready" and all(jobs[d]["s"] == "done" for d in deps_of(st, j))]
@@ -46,7 +54,7 @@ def pick_wave(st):
         first = min(open_phases)
         ready = [j for j in ready if phase_of(j) == first]
     positions = spawn_positions(st)
-    return heapq.nsmallest(st["wave"], ready, key=lambda j: (priority(st, j, positions), j))
+    return heapq.nsmallest(slots, ready, key=lambda j: (priority(st, j, positions), j))
 
 
 def planned_calls(st):
@@ -81,7 +89,15 @@ def progress(st):
         kind, rnd, _, _ = parse_job(min(open_jobs, key=phase_of))
         phase = {"spawn": "spawn", "atk": "attack", "def": "defend", "judge": "judge", "final": "baseline check"}[kind]
     elapsed = eta = None
-    if st["waves"]:
+    lanes = st.get("lanes")
+    running = sum(1 for info in st["jobs"].values() if info["s"] == "issued")
+    if lanes and not st["waves"]:
+        # lanes hand out one job at a time: no waves to count, so the ETA goes by jobs
+        elapsed = max(0.0, time.time() - lanes["first"])
+        total = planned_calls(st)
+        if done:
+            eta = elapsed / done * max(0, total - done)
+    elif st["waves"]:
         first = st["waves"][0]["at"]
         elapsed = max(0.0, time.time() - first)
         done_waves = len(st["waves"]) - (1 if any(i["s"] == "issued" for i in st["jobs"].values()) else 0)
@@ -90,7 +106,8 @@ def progress(st):
             eta = per * max(0, waves_plan - len(st["waves"]))
     return {"round": len(st["rounds"]), "rounds": len(field_sizes(st["agents"])) - 1, "phase": phase,
             "done": done, "total": planned_calls(st), "wave": len(st["waves"]), "waves": waves_plan,
-            "retrying": retry, "elapsed": elapsed, "eta": eta}
+            "retrying": retry, "elapsed": elapsed, "eta": eta, "running": running,
+            "lanes": bool(lanes and not st["waves"])}
 
 
 def minutes(seconds):
@@ -102,8 +119,11 @@ def minutes(seconds):
 
 def progress_line(st, p=None):
     p = p or progress(st)
-    text = "arena %s: round %d/%d %s, %d/%d jobs, wave %d/%d" % (
-        st["run"], p["round"], p["rounds"], p["phase"], p["done"], p["total"], p["wave"], p["waves"])
+    text = "arena %s: round %d/%d %s, %d/%d jobs" % (st["run"], p["round"], p["rounds"], p["phase"], p["done"], p["total"])
+    if p.get("lanes"):
+        text += ", %d running" % p["running"]
+    else:
+        text += ", wave %d/%d" % (p["wave"], p["waves"])
     if p["elapsed"] is not None:
         text += ", %s elapsed" % minutes(p["elapsed"])
     if p["eta"] is not None and p["phase"] != "finished":

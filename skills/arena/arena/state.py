@@ -7,14 +7,14 @@ or writes files: storage.py persists it, outputs.py turns files into events.
 """
 
 
-from .base import ArenaError, DEFAULT_BATCH, DEFAULT_RECHECK, LABELS, TRIES, rng_for, shuffled
+from .base import ArenaError, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, TRIES, rng_for, shuffled
 from .cards import deal_cards
 from .pairing import make_round
 from .jobs import agent_ids, job_kind, judge_id, match_of
 from .workspace import PHASE_MINUTES
 
 
-EVENTS = ("init", "issue", "shown", "done", "fail", "record", "advance", "mode", "batch")
+EVENTS = ("init", "issue", "shown", "done", "fail", "record", "advance", "mode", "batch", "lanes")
 
 
 def new_state(ev, sizes):
@@ -33,6 +33,7 @@ def new_state(ev, sizes):
         "jobs": {}, "summ": {}, "waves": [], "batch": None, "champion": None,
         "final": None, "manual": {}, "seq": 0,
         "run_code": bool(ev.get("run_code")), "minutes": dict(ev.get("minutes") or PHASE_MINUTES),
+        "lane_jobs": ev.get("lane_jobs", DEFAULT_LANE_JOBS), "lanes": None,
     }
     for pos, a in enumerate(ids):
         add_job(st, "spawn-" + a)
@@ -156,11 +157,19 @@ def round_done(st):
 def apply(st, ev):
     kind = ev["e"]
     if kind == "issue":
-        # a wave's jobs are the jobs whose "w" is its number; the journal keeps the full list
-        st["waves"].append({"n": ev["wave"], "at": ev["at"], "size": len(ev["jobs"]), "shown": False})
+        lane = ev.get("lane")
+        if lane is None:
+            # a wave's jobs are the jobs whose "w" is its number; the journal keeps the full list
+            st["waves"].append({"n": ev["wave"], "at": ev["at"], "size": len(ev["jobs"]), "shown": False})
+        else:
+            st["lanes"]["handed"] += len(ev["jobs"])
         for j in ev["jobs"]:
             job = st["jobs"][j]
-            job["s"], job["t"], job["w"], job["at"] = "issued", job["t"] + 1, ev["wave"], ev["at"]
+            job["s"], job["t"], job["w"], job["at"] = "issued", job["t"] + 1, ev.get("wave"), ev["at"]
+            if lane is not None:
+                # one job for one lane, no wave: "ln" names the lane running it, "sh" is there
+                # until the lane has been shown the job (a lane command killed in between shows it again)
+                job["ln"], job["sh"] = lane, 0
             if j in ev.get("labels", {}):
                 if job.get("lab"):
                     # kept while the job is open: a late output of an earlier try is read with its own labels
@@ -181,12 +190,18 @@ def apply(st, ev):
                 add_job(st, "final")
         else:
             start_round(st, alive)
+    elif kind == "shown" and "job" in ev:
+        st["jobs"][ev["job"]].pop("sh", None)
     elif kind == "shown":
         st["waves"][-1]["shown"] = True
     elif kind == "mode":
         st["mode"] = ev["mode"]
     elif kind == "batch":
         st["batch"] = {"n": ev["n"], "from": len(st["waves"])}
+    elif kind == "lanes":
+        # a new set of lanes: the old set's numbers no longer own anything
+        first = (st.get("lanes") or {}).get("first", ev["at"])
+        st["lanes"] = {"n": ev["n"], "k": ev["k"], "budget": ev["budget"], "handed": 0, "at": ev["at"], "first": first}
     else:
         raise ArenaError("journal event %r is unknown to this bracket.py" % kind)
     st["seq"] = ev["seq"]
@@ -195,9 +210,9 @@ def apply(st, ev):
 def on_done(st, job, out):
     info = st["jobs"][job]
     info["s"] = "done"
-    info.pop("w", None)  # only handed-out jobs need their wave, the time they went out and earlier labels
-    info.pop("at", None)
-    info.pop("old", None)
+    # only handed-out jobs need their wave or lane, the time they went out and earlier labels
+    for key in ("w", "ln", "sh", "at", "old"):
+        info.pop(key, None)
     if info.get("t") == 1:
         del info["t"]  # done at the first try: the common case stays small
     kind = job_kind(job)
@@ -250,6 +265,8 @@ def on_fail(st, job, why):
     """A job's output was missing or invalid: hand it out again, or fall back."""
     info = st["jobs"][job]
     info["why"] = why[:200]
+    info.pop("ln", None)  # the lane is free again
+    info.pop("sh", None)
     kind = job_kind(job)
     if info["t"] < TRIES[kind]:
         info["s"] = "ready"
