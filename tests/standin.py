@@ -326,7 +326,7 @@ class Orchestrator:
         live = list(lanes)
         while live:
             for lane in list(live):
-                _, got, _ = run_cli(["lane", "--run", self.run, "--lane", lane, "--wait", "0"], self.cwd)
+                _, got, _ = self.runner(["lane", "--run", self.run, "--lane", lane, "--wait", "0"], self.cwd)
                 self.outputs.append(got)
                 if "LANE OVER" in got:
                     live.remove(lane)

@@ -201,7 +201,7 @@ class NextContractTest(Workspace):
             self.assertIs(call["run_in_background"], False)
             self.assertEqual(call["model"], "sonnet")
         self.assertEqual(set(act["progress"]), {"round", "rounds", "phase", "done", "total", "wave", "waves",
-                                                "retrying", "elapsed", "eta"})
+                                                "retrying", "elapsed", "eta", "running", "lanes"})
 
     def test_bytes_per_job_printed_by_next(self):
         self.init(100, "b", 4, "--direct")
@@ -210,10 +210,10 @@ class NextContractTest(Workspace):
         self.assertLess(per_job, 60, "next prints %.0f bytes per job" % per_job)
 
     def test_direct_fallback_sticks(self):
-        # a conductor replied NO-AGENT-TOOL: the main session switches once, for the rest of the run
+        # a lane replied NO-AGENT-TOOL: the main session switches once, for the rest of the run
         self.init(4, "f", 2)
         _, out, _ = run_cli(["next", "--run", "f"], self.cwd)
-        self.assertIn("Start the conductor", out)
+        self.assertRegex(out, r"Start \d+ lanes: ")
         _, out, _ = run_cli(["next", "--run", "f", "--direct"], self.cwd)
         self.assertIn("Wave 1: 4 Agent calls", out)
         agent = standin.StandIn(self.cwd, seed=2)
@@ -224,8 +224,19 @@ class NextContractTest(Workspace):
         self.assertNotIn("conductor", out)
         self.assertEqual(state_of(self.cwd, "f")["mode"], "direct")
 
-    def test_conductor_mode_is_the_default(self):
-        self.init(4, "c", 2)
+    def test_lanes_are_the_default(self):
+        self.init(4, "l", 2)
+        _, out, _ = run_cli(["next", "--run", "l"], self.cwd)
+        self.assertIn("Start 10 lanes: 10 Agent calls in ONE message", out)
+        self.assertIn('prompt "Read .arena/l/lane.md and follow it as lane <n>."', out)
+        self.assertIn("<n> = 1.1 1.2 1.3 1.4 1.5 1.6 1.7 1.8 1.9 1.10", out)
+        with open(os.path.join(self.cwd, ".arena", "l", "lane.md"), encoding="utf-8") as f:
+            brief = f.read()
+        self.assertIn("lane --run l --lane <lane>", brief)
+        self.assertIn(standin.BRACKET, brief)
+
+    def test_waves_keep_the_conductor(self):
+        self.init(4, "c", 2, "--waves")
         _, out, _ = run_cli(["next", "--run", "c"], self.cwd)
         self.assertIn("Start the conductor", out)
         self.assertIn("conductor.md", out)

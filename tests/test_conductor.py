@@ -18,6 +18,8 @@ class ConductorTest(unittest.TestCase):
         cwd = tmp.name
         with open(os.path.join(cwd, "task.md"), "w") as f:
             f.write("Name three prime numbers.\n")
+        # conductors run waves; lanes (the default) are tested in test_lanes.py
+        extra = extra if "--direct" in extra else extra + ("--waves",)
         run_cli(["init", "--agents", str(n), "--seed", str(seed), "--task-file", "task.md", "--run", "c"] + list(extra),
                 cwd)
         return cwd

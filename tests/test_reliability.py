@@ -779,7 +779,7 @@ class EveryWritePoint(unittest.TestCase):
                 self.assertEqual(about_the_run(want), about_the_run(winner_text))
 
     def test_every_write_point_16_agents_conductor(self):
-        self.play(16, 4, ("--baseline-file", "task.md"))
+        self.play(16, 4, ("--waves", "--baseline-file", "task.md"))
 
     def test_every_write_point_100_agents_direct(self):
         self.play(100, 5, ("--direct",))

@@ -16,7 +16,7 @@ from arena.storage import Run  # noqa: E402
 
 TASK = standin.TASK
 SIZES = (1, 2, 3, 7, 16, 100)
-MODES = {"conductor": (), "direct": ("--direct",)}
+MODES = {"lanes": (), "conductor": ("--waves",), "direct": ("--direct",)}
 
 
 def read(path):
@@ -95,7 +95,7 @@ class TournamentTest(unittest.TestCase):
         return state
 
     def test_every_size_and_mode_recomputed_from_the_files(self):
-        """1, 2, 3, 7, 16 and 100 agents, conductor and direct: every match the judges
+        """1, 2, 3, 7, 16 and 100 agents, lanes, conductor and direct: every match the judges
         decided is recomputed from the verdict files and rubric.md by the referee in
         checker.py and must match the state, `winner` and the report."""
         rules, looks, matches = {}, 0, 0
@@ -128,7 +128,7 @@ class TournamentTest(unittest.TestCase):
         self.assertEqual(standin.finished(16, 9, (), True).state()["results"], state["results"])
 
     def test_hundred_agents(self):
-        cwd, agent, orch = self.play(100, True)
+        cwd, agent, orch = self.play(100, True, mode=["--waves"])
         state = self.check_finished(cwd, agent, orch, 100, True)
         self.assertEqual([2 * len(r["matches"]) + bool(r["bye"]) for r in state["rounds"]], [100, 50, 25, 13, 7, 4, 2])
         self.assertEqual(agent.calls.count("final"), 1)
