@@ -153,7 +153,9 @@ def lane_step(run, st, rubric, cards, task, lane):
     act["notes"] = settle_state(run, st, rubric, retry=True, only=mine) if mine else []
     settle_state(run, st, rubric, only=[])  # advance a round this lane's job may have closed
     lanes = st.get("lanes")
-    current = lanes is not None and lane.split(".")[0] == str(lanes["n"])
+    # a lane of an older set, or numbered past this set's size, would push the jobs in
+    # flight past W: it stops
+    current = lanes is not None and lane.split(".")[0] == str(lanes["n"]) and int(lane.split(".")[1]) <= lanes["k"]
     running = [j for j, info in st["jobs"].items() if info["s"] == "issued"]
     if finished(st) or st["mode"] != "lanes" or not current or lanes["handed"] >= lanes["budget"]:
         act["action"] = "lane-over"

@@ -1,0 +1,208 @@
+"""Lanes: each lane runs one job at a time and asks `lane` for the next.
+
+Checks, with stand-in sub-agents: the same bracket as waves; never more jobs in
+flight than lanes (and W); a job handed to one lane only, never twice while it may
+still run (even when its output is already on disk or invalid); a lane command killed
+before printing shows the same job again; lanes of an old set stop; a set of lanes
+stops after its budget; real concurrent lane processes race for jobs safely.
+"""
+
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import standin  # noqa: E402
+from standin import run_cli  # noqa: E402
+from arena.storage import Run  # noqa: E402
+
+CALL = re.compile(r'^run_in_background false(?:, model "(\w+)")?, description "([^"]+)", prompt "([^"]+)"$', re.M)
+
+
+def call_of(out):
+    m = CALL.search(out)
+    if not m:
+        return None
+    call = {"prompt": m.group(3), "description": m.group(2), "run_in_background": False}
+    if m.group(1):
+        call["model"] = m.group(1)
+    return call
+
+
+class Lanes(unittest.TestCase):
+    def workspace(self, n, seed, *extra):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        cwd = tmp.name
+        with open(os.path.join(cwd, "task.md"), "w") as f:
+            f.write("Name three prime numbers.\n")
+        run_cli(["init", "--agents", str(n), "--seed", str(seed), "--task-file", "task.md", "--run", "c"] + list(extra),
+                cwd)
+        return cwd
+
+    def outcome(self, cwd):
+        st = Run("c", os.path.join(cwd, ".arena")).load()
+        return st["champion"], {m: (r["w"], r["how"]) for m, r in st["results"].items()}
+
+    def lane(self, cwd, lane, *extra):
+        return run_cli(["lane", "--run", "c", "--lane", lane, "--wait", "0"] + list(extra), cwd)[1]
+
+    def test_same_bracket_as_waves_and_within_w(self):
+        ref = self.workspace(16, 4, "--waves")
+        standin.Orchestrator(ref, standin.StandIn(ref, seed=4), "c").play()
+        for wave, lane_jobs in ((3, 30), (10, 2)):
+            with self.subTest(wave=wave, lane_jobs=lane_jobs):
+                cwd = self.workspace(16, 4, "--wave", str(wave), "--lane-jobs", str(lane_jobs))
+                agent = standin.StandIn(cwd, seed=4)
+                orch = standin.Orchestrator(cwd, agent, "c", wave=wave)
+                orch.play()
+                self.assertEqual(self.outcome(cwd), self.outcome(ref))
+                self.assertEqual(max(collections.Counter(agent.calls).values()), 1, "a job ran twice")
+                self.assertEqual(orch.max_running, wave)
+                if lane_jobs == 2:
+                    self.assertGreater(orch.lane_sets, 3, "a set of lanes stops after its budget")
+
+    def test_a_job_goes_to_its_own_lane_only(self):
+        cwd = self.workspace(4, 2, "--wave", "2")
+        run_cli(["next", "--run", "c"], cwd)
+        agent = standin.StandIn(cwd, seed=2, misbehave={})
+        first = call_of(self.lane(cwd, "1.1"))
+        second = call_of(self.lane(cwd, "1.2"))
+        self.assertNotEqual(first["description"], second["description"])
+        # both slots are taken: a third lane (there are only two) and lane 1.2 again get nothing new
+        self.assertIn("LANE OVER", self.lane(cwd, "1.3"))
+        # lane 1.1's job writes its output, but only lane 1.1 collects it
+        agent(first)
+        out = self.lane(cwd, "1.2")
+        self.assertIn("0/", out.splitlines()[0])
+        st = Run("c", os.path.join(cwd, ".arena")).load()
+        self.assertEqual(st["jobs"][first["description"]]["s"], "issued", "collected by another lane")
+
+    def test_invalid_output_waits_for_its_lane(self):
+        cwd = self.workspace(4, 2, "--wave", "2")
+        run_cli(["next", "--run", "c"], cwd)
+        bad = standin.StandIn(cwd, seed=2, always={})
+        first = call_of(self.lane(cwd, "1.1"))
+        job = first["description"]
+        bad.always[job] = "empty"
+        bad(first)
+        # another lane looks while the job's sub-agent may still be fixing its file: not re-issued
+        out = self.lane(cwd, "1.2")
+        self.assertNotIn(job, out)
+        # its own lane asks again: the output is refused and the job goes back to the queue
+        out = self.lane(cwd, "1.1")
+        self.assertIn("invalid, will be re-issued: %s" % job, out)
+
+    def test_a_lane_killed_before_printing_sees_the_same_job(self):
+        cwd = self.workspace(4, 2, "--wave", "2")
+        run_cli(["next", "--run", "c"], cwd)
+        # the issue event is journaled, the kill comes before the job was printed
+        code = subprocess.run([sys.executable, standin.BRACKET, "lane", "--run", "c", "--lane", "1.1", "--wait", "0"],
+                              cwd=cwd, env=dict(os.environ, ARENA_KILL_AT=str(kill_point_after_issue(cwd))),
+                              capture_output=True).returncode
+        self.assertEqual(code, -9)
+        st = Run("c", os.path.join(cwd, ".arena")).load()
+        mine = [j for j, i in st["jobs"].items() if i["s"] == "issued"]
+        self.assertEqual(len(mine), 1)
+        out = self.lane(cwd, "1.1")
+        self.assertEqual(call_of(out)["description"], mine[0])
+        st = Run("c", os.path.join(cwd, ".arena")).load()
+        self.assertEqual(st["jobs"][mine[0]]["t"], 1, "shown again, not handed out again")
+
+    def test_after_a_kill_next_waits_then_retries_and_old_lanes_stop(self):
+        cwd = self.workspace(4, 2, "--wave", "2")
+        run_cli(["next", "--run", "c"], cwd)
+        job = call_of(self.lane(cwd, "1.1"))["description"]
+        # the session died with lane 1.1's job in flight: a new session's next waits for it
+        out = run_cli(["next", "--run", "c"], cwd)[1]
+        self.assertIn("Waiting for 1 job(s)", out)
+        self.assertIn(job, out)
+        out = run_cli(["next", "--run", "c", "--retry"], cwd)[1]
+        self.assertIn("Start 2 lanes", out)
+        self.assertIn("<n> = 2.1 2.2", out)
+        # a lane of the old set that somehow lives on is told to stop
+        self.assertIn("LANE OVER", self.lane(cwd, "1.2"))
+        # the job is handed out again, once
+        got = [call_of(self.lane(cwd, lane)) for lane in ("2.1", "2.2")]
+        self.assertEqual(sum(1 for c in got if c and c["description"] == job), 1)
+
+    def test_concurrent_lane_processes(self):
+        ref = self.workspace(8, 6, "--waves")
+        standin.Orchestrator(ref, standin.StandIn(ref, seed=6), "c").play()
+        cwd = self.workspace(8, 6, "--wave", "4")
+        agent = standin.StandIn(cwd, seed=6)
+        lock = threading.Lock()
+        seen, errors = [], []
+        out = run_cli(["next", "--run", "c"], cwd)[1]
+        lanes = re.search(r"^<n> = (.*)$", out, re.M).group(1).split()
+
+        def lane(name):
+            try:
+                while True:
+                    code, got, err = run_cli(["lane", "--run", "c", "--lane", name, "--wait", "30"], cwd, check=False)
+                    if code != 0:
+                        errors.append(err)
+                        return
+                    if "LANE OVER" in got:
+                        return
+                    with lock:
+                        seen.append(int(re.search(r", (\d+) running", got).group(1)))
+                    call = call_of(got)
+                    if call:
+                        with lock:
+                            agent(call)
+            except Exception as e:  # reported below
+                errors.append(repr(e))
+
+        threads = [threading.Thread(target=lane, args=(n,)) for n in lanes]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(300)
+        self.assertEqual(errors, [])
+        out = run_cli(["next", "--run", "c"], cwd)[1]
+        while "Finished." not in out:  # a set can end on its budget before the run does
+            self.assertRegex(out, r"Start \d+ lanes")
+            for name in re.search(r"^<n> = (.*)$", out, re.M).group(1).split():
+                while True:
+                    got = self.lane(cwd, name)
+                    if "LANE OVER" in got:
+                        break
+                    if call_of(got):
+                        agent(call_of(got))
+            out = run_cli(["next", "--run", "c"], cwd)[1]
+        self.assertLessEqual(max(seen), 4)
+        self.assertEqual(max(collections.Counter(agent.calls).values()), 1, "a job ran twice")
+        self.assertEqual(self.outcome(cwd), self.outcome(ref))
+
+
+def kill_point_after_issue(cwd):
+    """The first ARENA_KILL_AT point at which a lane dies with its issue event journaled
+    but no shown event yet; found by trying each point on a copy of the workspace."""
+    import json
+    import shutil
+    for point in range(1, 30):
+        probe = tempfile.mkdtemp()
+        try:
+            shutil.copytree(os.path.join(cwd, ".arena"), os.path.join(probe, ".arena"))
+            shutil.copy(os.path.join(cwd, "task.md"), probe)
+            subprocess.run([sys.executable, standin.BRACKET, "lane", "--run", "c", "--lane", "1.1", "--wait", "0"],
+                           cwd=probe, env=dict(os.environ, ARENA_KILL_AT=str(point)), capture_output=True)
+            with open(os.path.join(probe, ".arena", "c", "journal.jsonl"), encoding="utf-8") as f:
+                events = [json.loads(line) for line in f if line.endswith("\n")]
+            if any(e["e"] == "issue" for e in events) and not any(e["e"] == "shown" for e in events):
+                return point
+        finally:
+            shutil.rmtree(probe, True)
+    raise AssertionError("no kill point between a lane's issue and its shown event")
+
+
+if __name__ == "__main__":
+    unittest.main()
