@@ -22,7 +22,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from tests.e2e.arena_policy import ArenaPolicy, role_of, steps  # noqa: E402
-from tests.e2e.arena_run import TASK, Setup, analyse, bracket, play, tree, winner_of  # noqa: E402
+from tests.e2e.arena_run import TASK, Setup, analyse, bracket, play, rolling_run, tree, winner_of  # noqa: E402
 from tests.e2e.fake_api import FakeAPI  # noqa: E402
 from tests.e2e.run_claude import each_version, require_claude, run_claude, side_by_side  # noqa: E402
 
@@ -101,7 +101,7 @@ class ClaudeArenaE2E(unittest.TestCase):
     def conductor_run(self, ver, binp):
         setup = self.new_setup()
         before = tree(setup.cwd)
-        res, api = play(binp, "/arena " + ARGS, setup, ArenaPolicy(), timeout=TIMEOUT)
+        res, api = play(binp, "/arena " + ARGS, setup, ArenaPolicy(init_flags="--waves"), timeout=TIMEOUT)
         winner = self.finished_run(ver, setup, res, api)
         self.assertEqual(tree(setup.cwd), before, "files outside .arena/ changed")
         m = analyse(api)
@@ -168,7 +168,7 @@ class ClaudeArenaE2E(unittest.TestCase):
         def one(ver, binp, how):
             want = self.reference_winner(ver, binp)
             setup = self.new_setup()
-            pol = ArenaPolicy(**{how: 3})
+            pol = ArenaPolicy(init_flags="--waves", **{how: 3})
             res, api = play(binp, "/arena " + ARGS, setup, pol, timeout=TIMEOUT,
                             extra_env={"CLAUDE_CODE_MAX_RETRIES": "0"})
             self.assertGreaterEqual(pol.sabotaged, 1)
@@ -176,6 +176,25 @@ class ClaudeArenaE2E(unittest.TestCase):
             self.assertGreaterEqual(analyse(api)["conductor_calls"], 2, "no second conductor")
         side_by_side(self, {(("how", how), ("version", ver)): (ver, binp, how) for ver, binp in self.bins.items()
                             for how in ("conductor_gives_up", "conductor_http_error")}, one)
+
+    # Lanes (the default) against a conductor running waves, with sub-agents that take
+    # different times (one job in four 5x slower): the same winner, never more than W
+    # sub-agents at once, and the lanes keep all W busy. The ratio of the run times is
+    # printed, not asserted (benchmarks/rolling_e2e.py measures it).
+    def test_5_lanes_refill_slots(self):
+        ver = sorted(self.bins)[-1]
+        walls, winners = {}, {}
+        for mode in ("lanes", "waves"):
+            with self.subTest(version=ver, mode=mode):
+                setup = self.new_setup()
+                m, walls[mode], res, api = rolling_run(self.bins[ver], setup, mode, fast=0.4, slow=2.0)
+                winners[mode] = self.finished_run(ver, setup, res, api, wave=3)
+                self.assertEqual(m["max_subagents"], 3)
+                if mode == "lanes":
+                    self.assertEqual(m["conductor_calls"], 0)
+        self.assertEqual(winners["lanes"], winners["waves"])
+        sys.stderr.write("\n[claude %s, 8 agents, W=3: lanes %.1f s, waves %.1f s, ratio %.2f] " % (
+            ver, walls["lanes"], walls["waves"], walls["lanes"] / walls["waves"]))
 
 
 def m_main_requests(api):

@@ -30,6 +30,7 @@ import re
 import shlex
 import sys
 import threading
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                                 "skills", "arena"))
@@ -37,6 +38,7 @@ from arena import demo  # noqa: E402
 
 ROLE_SUB = "cc_is_subagent=true"
 BRIEF_PROMPT = re.compile(r"Read (\S+) and follow it\.")
+LANE_PROMPT = re.compile(r"Read (\S+/lane\.md) and follow it as lane (\d+\.\d+)\.")
 
 
 # ---------------------------------------------------------------- reading a request
@@ -133,6 +135,9 @@ def role_of(req):
     """("main"|"conductor"|"job"|"other", key) from the request alone."""
     if ROLE_SUB not in _system(req)[:600]:
         return "main", "main"
+    m = LANE_PROMPT.search(first_user(req))
+    if m:
+        return "lane", m.group(2)
     m = BRIEF_PROMPT.search(first_user(req))
     if not m:
         return "other", ""
@@ -178,8 +183,11 @@ class ArenaPolicy:
     conductor_http_error the same conductor's request gets HTTP 500 instead (every retry too)
     """
 
-    def __init__(self, direct=False, conductor_gives_up=None, conductor_http_error=None, seed=3):
+    def __init__(self, direct=False, conductor_gives_up=None, conductor_http_error=None, seed=3, init_flags="",
+                 job_seconds=None):
         self.direct, self.seed = direct, seed
+        self.init_flags = init_flags          # more init flags, e.g. "--waves"
+        self.job_seconds = job_seconds        # job id -> seconds its sub-agent takes (slept in its first request)
         self.conductor_gives_up = conductor_gives_up
         self.conductor_http_error = conductor_http_error
         self.lock = threading.Lock()
@@ -194,6 +202,8 @@ class ArenaPolicy:
             return self.main(req)
         if role == "conductor":
             return self.conductor(req, key)
+        if role == "lane":
+            return self.lane(req, key)
         if role == "job":
             return self.job(req, key)
         return text("ok")
@@ -228,7 +238,7 @@ class ArenaPolicy:
                          description="arena preview")]
         cmd = inp.get("command", "") if name == "Bash" else ""
         if " plan " in cmd:
-            more = " --direct" if self.direct else ""
+            more = (" --direct" if self.direct else "") + (" " + self.init_flags if self.init_flags else "")
             return [tool("Bash", command="%s init %s --task-file .arena/incoming/task.md%s" % (
                 b, self.flags(opts, "agents", "seed", "wave"), more), description="arena start")]
         run = self.run_name(req)
@@ -279,6 +289,12 @@ class ArenaPolicy:
             m = re.search(r"run: record (\S+) <(\w+)\|", out)
             return [tool("Bash", command='%s record %s %s --run %s --reason "scripted pick"' % (
                 b, m.group(1), m.group(2), run), description="arena record")]
+        m = re.search(r"^Start \d+ lanes: .*\n(.*)\n<n> = (.*)$", out, re.M)
+        if m:
+            params = dict(re.findall(r'(\w+) "([^"]*)"', m.group(1)))
+            return [tool("Agent", subagent_type="general-purpose", run_in_background=False,
+                         description=params["description"].replace("<n>", n), prompt=params["prompt"].replace("<n>", n))
+                    for n in m.group(2).split()]
         m = re.search(r'Start the conductor: .*description "([^"]+)", prompt "([^"]+)"', out)
         if m:
             return [tool("Agent", subagent_type="general-purpose", run_in_background=False,
@@ -315,6 +331,30 @@ class ArenaPolicy:
         first = out.splitlines()[0] if out else ""
         return self.act(out, b, run, " --conductor", final=lambda: text(self.batch_line(out) or first))
 
+    # ---- lane sub-agent (briefs/lane.md)
+    def lane(self, req, lane):
+        last = last_calls(req)
+        if not last:
+            return [tool("Read", file_path=cwd_of(req) + "/" + LANE_PROMPT.search(first_user(req)).group(1))]
+        brief_text = strip_numbers(first_read(req))
+        cmd = re.search(r"Run `(.+? lane --run \S+ --lane )<lane>`", brief_text).group(1) + lane
+        again = [tool("Bash", command=cmd, description="arena lane", timeout=600000)]
+        name, inp, out, err = last[0]
+        if name in ("Read", "Agent"):
+            return again
+        if "LANE OVER" in out:
+            return text(re.search(r"Reply with exactly this line and stop: (.*)$", out, re.M).group(1))
+        m = re.search(r'^run_in_background false(?:, model "(\w+)")?, description "([^"]+)", prompt "([^"]+)"$', out, re.M)
+        if "make this one Agent call" in out and m:
+            call = {"subagent_type": "general-purpose", "run_in_background": False, "description": m.group(2),
+                    "prompt": m.group(3)}
+            if m.group(1):
+                call["model"] = m.group(1)
+            return [tool("Agent", **call)]
+        if "nothing ready yet" in out or err:
+            return again
+        raise ValueError("lane printed nothing this policy knows:\n" + out)
+
     @staticmethod
     def last_wave(req):
         """The number of the wave this conductor last issued (from the `next` output it acted on)."""
@@ -331,6 +371,8 @@ class ArenaPolicy:
     def job(self, req, job):
         last = last_calls(req)
         cwd = cwd_of(req)
+        if not last and self.job_seconds:
+            time.sleep(self.job_seconds(job))  # the sub-agent "thinks" this long before it starts
         brief_rel = BRIEF_PROMPT.search(first_user(req)).group(1)
         if not last:
             return [tool("Read", file_path=cwd + "/" + brief_rel)]

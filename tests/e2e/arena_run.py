@@ -192,3 +192,24 @@ def tree(top):
             with open(p, "rb") as f:
                 files[os.path.relpath(p, top)] = f.read()
     return files
+
+
+def slow_jobs(fast, slow):
+    """Seconds per job: one job in four (by a hash of its id) takes `slow`, the rest `fast`."""
+    import hashlib
+
+    def seconds(job):
+        return slow if int(hashlib.sha256(job.encode()).hexdigest()[:4], 16) % 4 == 0 else fast
+    return seconds
+
+
+def rolling_run(bin_path, setup, mode, fast, slow, agents=8, wave=3, seed=3, timeout=400):
+    """/arena with sub-agents of uneven duration, in lanes (the default) or waves (--waves).
+    Returns (analyse(api), wall seconds of the claude session, result, api)."""
+    import time
+    from tests.e2e.arena_policy import ArenaPolicy
+    pol = ArenaPolicy(init_flags="--waves" if mode == "waves" else "", job_seconds=slow_jobs(fast, slow))
+    start = time.time()
+    res, api = play(bin_path, "/arena --agents %d --seed %d --wave %d %s" % (agents, seed, wave, TASK), setup, pol,
+                    timeout=timeout)
+    return analyse(api), time.time() - start, res, api
