@@ -1,7 +1,7 @@
 """How much an /arena run adds to the MAIN session's context, measured through the real CLI.
 
     python3 benchmarks/main_context.py                       # N = 8 and 32, both modes, every installed version
-    python3 benchmarks/main_context.py --agents 8 32 100 --versions 2.1.332 --modes conductor
+    python3 benchmarks/main_context.py --agents 8 32 100 --versions 2.1.332 --modes conductor lanes
     python3 benchmarks/main_context.py --plugin-size         # the `claude plugin details` token estimates
 
 Each run is `claude -p "/arena --agents N --seed 3 <task>"` against the scripted policy
@@ -40,7 +40,8 @@ def measure(binp, n, mode, seed=3):
         setup = Setup(tmp)
         t0 = time.time()
         res, api = play(binp, "/arena --agents %d --seed %d %s" % (n, seed, TASK), setup,
-                        ArenaPolicy(direct=(mode == "direct")), timeout=1800, max_requests=20000)
+                        ArenaPolicy(direct=(mode == "direct"), init_flags="--waves" if mode == "conductor" else ""),
+                        timeout=1800, max_requests=20000)
         secs = time.time() - t0
         if res.returncode != 0 or api.errors:
             raise SystemExit("run failed: rc=%s %s %s" % (res.returncode, res.stderr[-500:], api.errors[:1]))
@@ -73,7 +74,7 @@ def plugin_size(bins):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--agents", type=int, nargs="+", default=[8, 32])
-    ap.add_argument("--modes", nargs="+", default=["direct", "conductor"], choices=["direct", "conductor"])
+    ap.add_argument("--modes", nargs="+", default=["direct", "conductor"], choices=["direct", "conductor", "lanes"])
     ap.add_argument("--versions", nargs="+")
     ap.add_argument("--plugin-size", action="store_true")
     a = ap.parse_args()

@@ -55,10 +55,11 @@ class Lanes(unittest.TestCase):
         return run_cli(["lane", "--run", "c", "--lane", lane, "--wait", "0"] + list(extra), cwd)[1]
 
     def test_same_bracket_as_waves_and_within_w(self):
-        ref = self.workspace(16, 4, "--waves")
-        standin.Orchestrator(ref, standin.StandIn(ref, seed=4), "c").play()
         for wave, lane_jobs in ((3, 30), (10, 2)):
             with self.subTest(wave=wave, lane_jobs=lane_jobs):
+                # W decides which rounds judge twice side by side, so the reference has the same W
+                ref = self.workspace(16, 4, "--waves", "--wave", str(wave))
+                standin.Orchestrator(ref, standin.StandIn(ref, seed=4), "c", wave=wave).play()
                 cwd = self.workspace(16, 4, "--wave", str(wave), "--lane-jobs", str(lane_jobs))
                 agent = standin.StandIn(cwd, seed=4)
                 orch = standin.Orchestrator(cwd, agent, "c", wave=wave)
@@ -134,8 +135,8 @@ class Lanes(unittest.TestCase):
         self.assertEqual(sum(1 for c in got if c and c["description"] == job), 1)
 
     def test_concurrent_lane_processes(self):
-        ref = self.workspace(8, 6, "--waves")
-        standin.Orchestrator(ref, standin.StandIn(ref, seed=6), "c").play()
+        ref = self.workspace(8, 6, "--waves", "--wave", "4")
+        standin.Orchestrator(ref, standin.StandIn(ref, seed=6), "c", wave=4).play()
         cwd = self.workspace(8, 6, "--wave", "4")
         agent = standin.StandIn(cwd, seed=6)
         lock = threading.Lock()

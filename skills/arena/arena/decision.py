@@ -186,7 +186,7 @@ def render_lane(act):
     """The few lines a lane reads."""
     out = [act["line"]]
     for note in act["notes"][:10]:
-        out.append("invalid, will be re-issued: " + note[:160])
+        out.append("invalid, " + note[:200])
     a = act["action"]
     if a == "job":
         c = act["call"]
