@@ -110,17 +110,23 @@ def plan_next(run, st, rubric, cards, task, retry=False, conductor=False):
         if not wave:
             raise ArenaError("nothing can run and nothing is finished; run 'bracket.py status --run %s' and report "
                              "this as a bug" % st["run"])
-        for job in wave:
-            set_aside(run, st, job)  # left by an earlier try: a retry writes to a clear path
-            write_brief(run, st, job, st["jobs"][job]["t"] + 1, cards, rubric, task)
-        # the judges' labels are fixed when handed out, so the verdict is read as the brief was written
-        labels = {j: list(judge_sides(st, j, st["jobs"][j]["t"] + 1)) for j in wave if job_kind(j) in ("judge", "final")}
-        run.commit(st, [{"e": "issue", "wave": len(st["waves"]) + 1, "jobs": wave, "at": round(time.time(), 3),
-                         "labels": labels}])
+        hand_out(run, st, wave, cards, rubric, task, {"wave": len(st["waves"]) + 1})
         act.update(action="wave", wave=len(st["waves"]), calls=wave_calls(run, st, wave))
     act["progress"] = progress(st)
     act["line"] = progress_line(st, act["progress"])
     return act
+
+
+def hand_out(run, st, jobs, cards, rubric, task, where):
+    """Write the jobs' briefs and journal their issue, to a wave ({"wave": n}) or a lane ({"lane": "2.3"})."""
+    for job in jobs:
+        set_aside(run, st, job)  # left by an earlier try: a retry writes to a clear path
+        write_brief(run, st, job, st["jobs"][job]["t"] + 1, cards, rubric, task)
+    # the judges' labels are fixed when handed out, so the verdict is read as the brief was written
+    labels = {j: list(judge_sides(st, j, st["jobs"][j]["t"] + 1)) for j in jobs if job_kind(j) in ("judge", "final")}
+    ev = {"e": "issue", "jobs": jobs, "at": round(time.time(), 3), "labels": labels}
+    ev.update(where)
+    run.commit(st, [ev])
 
 
 def start_lanes(run, st):
@@ -163,9 +169,7 @@ def lane_step(run, st, rubric, cards, task, lane):
     picked = pick_jobs(st, 1)
     if picked:
         job = picked[0]
-        write_brief(run, st, job, st["jobs"][job]["t"] + 1, cards, rubric, task)
-        labels = {job: list(judge_sides(st, job, st["jobs"][job]["t"] + 1))} if job_kind(job) in ("judge", "final") else {}
-        run.commit(st, [{"e": "issue", "lane": lane, "jobs": [job], "at": round(time.time(), 3), "labels": labels}])
+        hand_out(run, st, [job], cards, rubric, task, {"lane": lane})
         act.update(action="job", call=wave_calls(run, st, [job])[0])
     elif not running:
         # nothing runs, so nothing will become ready: a decision by hand, or a retry the
