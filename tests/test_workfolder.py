@@ -138,7 +138,7 @@ class Exec(Project):
         os.symlink(os.path.join(cwd, "outside.py"), os.path.join(work, "link.py"))
         for job, name in (("spawn-a002", "../spawn-a001/t.py"), ("spawn-a001", "../../../../outside.py"),
                           ("spawn-a001", "link.py"), ("spawn-a001", "nope.py"), ("spawn-a001", "outside.py"),
-                          ("r1-m1-judge", "t.py")):
+                          ("r1-m1-judge", "t.py"), ("spawn-a001", "t\x01.py"), ("spawn-a001", "x" * 5000)):
             code, out, err = self.exec_(cwd, "--job", job, name)
             self.assertEqual(code, 2, (job, name, out))
             self.assertEqual(len(err.splitlines()), 1, err)
@@ -324,6 +324,33 @@ class Evidence(Project):
         st = state_of(cwd)
         self.assertFalse([j for j, s in st["summ"].items() if s.get("rp")])
         self.assertFalse([t for j, t in briefs.items() if "## Reproducers" in t])
+
+
+class FindReproducers(unittest.TestCase):
+    def setUp(self):
+        self.top = tempfile.mkdtemp(prefix="arena-repro-")
+        self.addCleanup(shutil.rmtree, self.top, True)
+        self.folder = os.path.join(self.top, "work", "r1-m1-atk-a001")
+        write(os.path.join(self.folder, "r.py"), "print(1)\n")
+        write(os.path.join(self.folder, "big.py"), "#" * (workspace.MAX_REPRODUCER_BYTES + 1))
+        write(os.path.join(self.top, "out.py"), "print(1)\n")
+
+    def find(self, *bodies):
+        text = "".join("## ATTACK %d MAJOR: x\nbroken\n%s" % (k, b) for k, b in enumerate(bodies, 1))
+        return workspace.find_reproducers(text, self.folder, "a.md")
+
+    def test_accepted(self):
+        out = "Output:\n~~~\n1\n~~~\n"
+        self.assertEqual(self.find("", "Reproducer: r.py\n" + out, "Reproducer: `%s`\n%s" % (
+            os.path.join(self.folder, "r.py"), out), "Reproducer: none\n"), {"2": "r.py", "3": "r.py"})
+
+    def test_refused(self):
+        out = "Output:\n~~~\n1\n~~~\n"
+        for body in ("Reproducer: r.py\nReproducer: r.py\n" + out, "Reproducer: r.py\n", "Output:\nReproducer: r.py\n",
+                     "Reproducer: nope.py\n" + out, "Reproducer: ../../out.py\n" + out, "Reproducer: big.py\n" + out,
+                     "Reproducer:\n" + out):
+            with self.assertRaises(ValueError, msg=body):
+                self.find(body)
 
 
 class VerdictReproduced(unittest.TestCase):

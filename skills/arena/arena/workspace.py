@@ -87,8 +87,11 @@ def resolve_in(folder, name):
     (`.arena/<run>/work/<job>/x.py`), or an absolute path.
     """
     for path in (os.path.join(folder, name), name):
-        if os.path.isfile(path) and inside(path, folder):
-            return os.path.realpath(path)
+        try:
+            if os.path.isfile(path) and inside(path, folder):
+                return os.path.realpath(path)
+        except (ValueError, OSError):  # a NUL byte or a name too long for the system
+            return None
     return None
 
 
@@ -122,6 +125,8 @@ def find_reproducers(body, folder, path):
         if len(names) > 1:
             raise ValueError("%s: attack %d names %d reproducers; give at most one" % (path, number, len(names)))
         name = names[0].strip("`'\"")
+        if name.lower() in ("none", "n/a", "-"):
+            continue
         after = text[text.index("Reproducer:"):]
         if not re.search(r"^Output:", after, re.M):
             raise ValueError("%s: attack %d names a reproducer but no 'Output:' line follows it with what it printed"
@@ -198,9 +203,12 @@ def run_script(path, args, folder, timeout):
     os.makedirs(tmp, exist_ok=True)
     posix = os.name == "posix"
     start = time.time()
-    proc = subprocess.Popen([sys.executable, path] + list(args), cwd=folder, env=script_env(tmp),
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=posix)
+    try:
+        proc = subprocess.Popen([sys.executable, path] + list(args), cwd=folder, env=script_env(tmp),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=posix)
+    except (OSError, ValueError) as e:
+        raise ArenaError("could not start %s (%s)" % (sys.executable, e))
     try:
         out, _ = proc.communicate(timeout=timeout)
         status = proc.returncode
