@@ -48,6 +48,9 @@ from arena.state import apply, finished, new_state, round_done  # noqa: E402
 # and a defence read one or two solutions and write a shorter text, a judge reads
 # two revised solutions and writes one JSON object.
 MEDIANS = {"spawn": 30.0, "atk": 15.0, "def": 15.0, "judge": 10.0, "final": 10.0}
+# Medians measured in benchmarks/real-agents.md (run 2: real model sub-agents on a small
+# code task), for --medians measured.
+MEASURED = {"spawn": 2.4, "atk": 1.0, "def": 0.4, "judge": 0.6, "final": 0.6}
 CVS = (0.3, 0.6, 1.0)
 AGENTS = (8, 32, 100)
 WAVE = 10
@@ -204,7 +207,11 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=20, help="seeds per cell (means are shown)")
     ap.add_argument("--wave", type=int, default=WAVE)
     ap.add_argument("--lane-jobs", type=int, default=LANE_JOBS, help="jobs per lane before the lanes return")
+    ap.add_argument("--medians", choices=("assumed", "measured"), default="assumed",
+                    help="minutes per phase: the assumed ones (spawn 30) or those of benchmarks/real-agents.md")
     args = ap.parse_args(argv)
+    if args.medians == "measured":
+        MEDIANS.update(MEASURED)
     seeds = list(range(1, args.runs + 1))
     print("# Wall-clock of a run: waves vs rolling vs the lower bound\n")
     print("W = %d; job minutes lognormal, medians %s; %d seeds per row (means); lanes: about %d jobs "
