@@ -36,7 +36,7 @@ def call_of(out):
     return call
 
 
-class Lanes(unittest.TestCase):
+class LaneWorkspace(unittest.TestCase):
     def workspace(self, n, seed, *extra):
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
@@ -53,6 +53,9 @@ class Lanes(unittest.TestCase):
 
     def lane(self, cwd, lane, *extra):
         return run_cli(["lane", "--run", "c", "--lane", lane, "--wait", "0"] + list(extra), cwd)[1]
+
+
+class Lanes(LaneWorkspace):
 
     def test_same_bracket_as_waves_and_within_w(self):
         for wave, lane_jobs in ((3, 30), (10, 2)):
@@ -207,3 +210,65 @@ def kill_point_after_issue(cwd):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RollingNext(LaneWorkspace):
+    """`next --returned JOB...`: a client told of each completion refills the freed slots at once."""
+
+    def test_returned_jobs_free_their_slots(self):
+        import json
+        cwd = self.workspace(8, 6, "--direct", "--wave", "3")
+        agent = standin.StandIn(cwd, seed=6)
+        act = json.loads(run_cli(["next", "--run", "c", "--json"], cwd)[1])
+        running = [c["job"] for c in act["calls"]]
+        self.assertEqual(len(running), 3)
+        calls = {c["job"]: c for c in act["calls"]}
+        # nothing returned yet: next waits, as before
+        self.assertEqual(json.loads(run_cli(["next", "--run", "c", "--json"], cwd)[1])["action"], "wait")
+        # one returns: exactly one new job goes out, the other two keep running
+        agent(calls[running[0]])
+        act = json.loads(run_cli(["next", "--run", "c", "--json", "--returned", running[0]], cwd)[1])
+        self.assertEqual(act["action"], "wave")
+        self.assertEqual(len(act["calls"]), 1)
+        self.assertEqual(sorted(act["running"]), sorted(running[1:]))
+        self.assertNotIn(act["calls"][0]["job"], running)
+        # a job whose file is on disk but whose agent was not reported returned keeps its slot
+        agent(calls[running[1]])
+        st = Run("c", os.path.join(cwd, ".arena")).load()
+        issued = [j for j, i in st["jobs"].items() if i["s"] == "issued"]
+        self.assertLessEqual(len(issued), 3)
+        # a job reported returned without output is charged a try and may go out again at once
+        act = json.loads(run_cli(["next", "--run", "c", "--json", "--returned", running[2]], cwd)[1])
+        st = Run("c", os.path.join(cwd, ".arena")).load()
+        self.assertEqual(st["jobs"][running[2]]["t"], 2 if st["jobs"][running[2]]["s"] == "issued" else 1)
+        self.assertLessEqual(sum(1 for i in st["jobs"].values() if i["s"] == "issued"), 3)
+        # play the rest the rolling way, one return at a time, to the end
+        pending = {c["job"]: c for c in act.get("calls", [])}
+        pending.update({j: calls[j] for j in running[1:2]})
+        for _ in range(500):
+            if not pending:
+                out = run_cli(["next", "--run", "c", "--json", "--retry"], cwd)[1]
+            else:
+                job = sorted(pending)[0]
+                call = pending.pop(job)
+                if job != running[1]:
+                    agent(call)
+                out = run_cli(["next", "--run", "c", "--json", "--returned", job], cwd)[1]
+            act = json.loads(out)
+            if act["action"] == "finished":
+                break
+            if act["action"] == "manual":
+                m = act["matches"][0]
+                run_cli(["record", m["match"], m["agents"][0], "--run", "c", "--reason", "stand-in"], cwd)
+            st = Run("c", os.path.join(cwd, ".arena")).load()
+            self.assertLessEqual(sum(1 for i in st["jobs"].values() if i["s"] == "issued"), 3)
+            for c in act.get("calls", []):
+                pending[c["job"]] = c
+        self.assertEqual(act["action"], "finished")
+        self.assertEqual(max(collections.Counter(agent.calls).values()), 1, "a job ran twice")
+
+    def test_returned_must_name_a_job(self):
+        cwd = self.workspace(4, 2, "--direct")
+        code, out, err = run_cli(["next", "--run", "c", "--returned", "r9-m99-judge"], cwd, check=False)
+        self.assertEqual(code, 2)
+        self.assertEqual(len(err.strip().splitlines()), 1)

@@ -254,7 +254,8 @@ def cmd_next(args):
         if [len(cards[p]) for p in ("reasoning", "workflow", "strategy")] != st["sizes"]:
             raise ArenaError("cards.md changed its number of entries since this run started; restore it to finish the run")
         task = read_text(run.path("task.md"), exact=True)
-        act = plan_next(run, st, rubric, cards, task, retry=args.retry, conductor=args.conductor)
+        act = plan_next(run, st, rubric, cards, task, retry=args.retry, conductor=args.conductor,
+                        returned=args.returned)
         if args.json:
             act.pop("line", None)
             print(json.dumps(act, sort_keys=True))
@@ -656,6 +657,8 @@ def build_parser():
     c.add_argument("--retry", action="store_true", help="the last wave's agents have returned: re-issue what is missing")
     c.add_argument("--direct", action="store_true", help="switch this run to the direct loop (no conductor)")
     c.add_argument("--waves", action="store_true", help="switch this run to a conductor running waves (no lanes)")
+    c.add_argument("--returned", nargs="+", metavar="JOB",
+                   help="these jobs' agents have returned while others still run: collect them and refill their slots")
     c.add_argument("--conductor", action="store_true", help="called by a conductor sub-agent")
     c.add_argument("--json", action="store_true", help="print the action as JSON")
 

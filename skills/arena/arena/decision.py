@@ -74,21 +74,39 @@ def call_template(run, model):
         extra, run.dir)
 
 
-def plan_next(run, st, rubric, cards, task, retry=False, conductor=False):
-    """Decide and do the next step; returns the action as plain data."""
-    notes = settle_state(run, st, rubric, retry)
+def plan_next(run, st, rubric, cards, task, retry=False, conductor=False, returned=None):
+    """Decide and do the next step; returns the action as plain data.
+
+    returned: jobs whose agents the caller saw return while others still run (a client
+    told of each completion). Those are collected for good, and the slots they free are
+    refilled at once with ready jobs, keeping at most W in flight.
+    """
+    notes = []
+    if returned:
+        for job in returned:
+            if job not in st["jobs"]:
+                raise ArenaError("--returned %r is not a job of run %s" % (job[:40], st["run"]))
+        mine = [j for j in returned if st["jobs"][j]["s"] == "issued"]
+        notes += settle_state(run, st, rubric, retry=True, only=mine) if mine else []
+    notes += settle_state(run, st, rubric, retry)
     act = {"run": st["run"], "mode": st["mode"], "notes": notes}
     outstanding = sorted(j for j, info in st["jobs"].items() if info["s"] == "issued")
     last = st["waves"][-1] if st["waves"] else None
+    unshown = [j for j in outstanding if last and st["jobs"][j]["w"] == last["n"]]
+    free = st["wave"] - len(outstanding)
     if finished(st):
         act.update(action="finished", command="winner --run %s" % st["run"])
         if not st["sol"].get(st["champion"]):
             act["no_solution"] = True
-    elif last and not last.get("shown", True) and outstanding and len(outstanding) == last["size"] \
-            and all(st["jobs"][j]["w"] == last["n"] for j in outstanding):
+    elif last and not last.get("shown", True) and unshown and len(unshown) == last["size"]:
         # handed out but never printed (the command was killed in between): show the same wave again
-        act.update(action="wave", wave=last["n"], calls=wave_calls(run, st, sorted(outstanding, key=lambda j: (
+        act.update(action="wave", wave=last["n"], calls=wave_calls(run, st, sorted(unshown, key=lambda j: (
             priority(st, j, spawn_positions(st)), j))))
+    elif outstanding and returned and free > 0 and st["mode"] != "lanes" and pick_jobs(st, free):
+        # rolling: refill the freed slots now instead of waiting for the whole wave
+        jobs = pick_jobs(st, free)
+        hand_out(run, st, jobs, cards, rubric, task, {"wave": len(st["waves"]) + 1})
+        act.update(action="wave", wave=len(st["waves"]), calls=wave_calls(run, st, jobs), running=outstanding)
     elif outstanding:
         act.update(action="wait", waiting=outstanding, wave=len(st["waves"]))
     elif st["manual"]:
