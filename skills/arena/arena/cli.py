@@ -163,7 +163,8 @@ def cmd_demo(args):
     init = argparse.Namespace(
         agents=args.agents, quick=False, seed=seed, task_file=None, task_text=DEMO_TASK, baseline_file=None,
         wave=args.wave, run=name, model=None, judge_model=None, recheck=str(DEFAULT_RECHECK), final_judges=1,
-        no_pack=False, direct=True, batch_waves=DEFAULT_BATCH, run_code=False, job_minutes=None)
+        no_pack=False, direct=True, waves=False, lane_jobs=DEFAULT_LANE_JOBS, batch_waves=DEFAULT_BATCH, run_code=False,
+        job_minutes=None)
     with contextlib.redirect_stdout(io.StringIO()):  # init's "next:" advice does not apply here
         cmd_init(init)
     print("demo: a whole run offline with %s, no model and no tokens: each has a hidden quality, "
