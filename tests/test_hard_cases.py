@@ -171,6 +171,17 @@ class RefusedFiles(Run):
         self.assertEqual(self.st()["jobs"]["spawn-a001"]["s"], "done")
         self.assertEqual(self.st()["sol"]["a001"], "out/spawn-a001.md")
 
+    def test_paths_planted_where_the_engine_writes_do_not_stop_the_run(self):
+        self.init(2, "--recheck", "off")
+        os.makedirs(self.path("b", "r1-m01-judge.md", "inner"))
+        with open(self.path("j", "r1-m01-judge"), "w") as f:
+            f.write("a file where a folder goes\n")
+        out = self.to_judges()
+        self.assertIn("r1-m01-judge", out)
+        self.assertTrue(os.path.isfile(self.path("b", "r1-m01-judge.md")))
+        self.assertTrue(os.path.isdir(self.path("out", "refused", "r1-m01-judge.in-the-way.md")))
+        self.assertTrue(os.path.isfile(self.path("out", "refused", "r1-m01-judge.in-the-way")))
+
     def test_the_last_refusal_says_what_happens_next(self):
         self.init(2)
         out = self.next()

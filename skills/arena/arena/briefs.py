@@ -87,6 +87,15 @@ def attack_list(run, st, job, rel, whose):
     return "`%s`" % rel(outputs_of(job)[0])
 
 
+def make_room(run, rel, folder=False):
+    """Move aside whatever a sub-agent left where the engine writes (a folder where a brief goes,
+    a file where a judge's folder goes), so no planted path can stop the run."""
+    path = run.path(rel)
+    fits = os.path.isdir(path) if folder else os.path.isfile(path)
+    if os.path.lexists(path) and (os.path.islink(path) or not fits):
+        run.set_aside(rel, 0, tag="in-the-way")
+
+
 def write_brief(run, st, job, attempt, cards, rubric, task):
     """Write b/<job>.md (and a judge's blinded inputs) for one try of a job."""
     kind, rnd, _, who = parse_job(job)
@@ -114,6 +123,7 @@ def write_brief(run, st, job, attempt, cards, rubric, task):
     elif kind in ("judge", "final"):
         sides, names = judge_sides(st, job, attempt)
         folder = "j/%s" % job
+        make_room(run, folder, folder=True)
         os.makedirs(run.path(folder), exist_ok=True)
         inputs = []
         if kind == "judge":
@@ -130,6 +140,7 @@ def write_brief(run, st, job, attempt, cards, rubric, task):
                 inputs.append("- %s" % label)
                 for what, src, tag, empty in parts:
                     dst = "%s/%s-%s.md" % (folder, label, tag)
+                    make_room(run, dst)
                     blind_copy(run, st, src, dst, agents, labels, empty)
                     inputs.append("  - %s: %s" % (what, rel(dst)))
             values["reproducers"] = reproducer_section(run, st, job, m, sides, names, agents, labels, values)
@@ -137,12 +148,14 @@ def write_brief(run, st, job, attempt, cards, rubric, task):
             for side, label in zip(sides, names):
                 src = st["sol"][st["champion"]] if side == "winner" else "baseline.md"
                 dst = "%s/%s-solution.md" % (folder, label)
+                make_room(run, dst)
                 blind_copy(run, st, src, dst, [st["champion"]], [label])
                 inputs.append("- %s: %s" % (label, rel(dst)))
         values.update({"label_a": names[0], "label_b": names[1], "inputs": "\n".join(inputs),
                        "rubric": "\n".join("- %s (%d): %s" % r for r in rubric),
                        "criteria": ", ".join(c for c, _, _ in rubric)})
     template = load_template({"atk": "attack", "def": "defend"}.get(kind, kind))
+    make_room(run, os.path.join("b", job + ".md"))
     atomic_write(run.path("b", job + ".md"), fill(template, values), durable=False)
 
 

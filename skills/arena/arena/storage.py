@@ -127,9 +127,9 @@ class Run:
             raise ArenaError("no run %r under %s/; start one with init, or pass --run NAME" % (self.name, self.root))
         return RunLock(self.path("lock"))
 
-    def set_aside(self, rel, attempt):
+    def set_aside(self, rel, attempt, tag=None):
         """Move a refused output (a file, folder or link) to out/refused/<name>.try<N>.<ext>, kept
-        for the report; nothing there is ever read as an output again."""
+        for the report; nothing there is ever read as an output again. tag replaces 'try<N>'."""
         src = self.path(rel)
         if not os.path.lexists(src):
             return
@@ -138,10 +138,11 @@ class Run:
             os.remove(folder)  # planted by a sub-agent: a move must not leave the run folder
         os.makedirs(folder, exist_ok=True)
         stem, ext = os.path.splitext(os.path.basename(rel))
-        dst, k = os.path.join(folder, "%s.try%d%s" % (stem, attempt, ext)), 1
+        tag = tag or "try%d" % attempt
+        dst, k = os.path.join(folder, "%s.%s%s" % (stem, tag, ext)), 1
         while os.path.lexists(dst):
             k += 1
-            dst = os.path.join(folder, "%s.try%d-%d%s" % (stem, attempt, k, ext))
+            dst = os.path.join(folder, "%s.%s-%d%s" % (stem, tag, k, ext))
         os.rename(src, dst)
 
     # -- state
