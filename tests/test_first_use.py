@@ -93,7 +93,7 @@ class FlagsDocumented(unittest.TestCase):
     """Every option of `init` a user may pass to /arena is in the README's flag table and in SKILL.md."""
 
     # set by the skill itself (files, run name) or tuning knobs for tests and benchmarks
-    INTERNAL = {"--task-file", "--baseline-file", "--run", "--no-pack", "--batch-waves", "--help"}
+    INTERNAL = {"--task-file", "--baseline-file", "--run", "--no-pack", "--batch-waves", "--lane-jobs", "--help"}
 
     def test_init_options(self):
         _, out, _ = run_cli(["init", "--help"], tempfile.gettempdir())
