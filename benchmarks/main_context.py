@@ -47,10 +47,22 @@ def measure(binp, n, mode, seed=3):
             raise SystemExit("run failed: rc=%s %s %s" % (res.returncode, res.stderr[-500:], api.errors[:1]))
         m = analyse(api)
         m["winner"] = winner_of(setup)[0]
+        m["looks"], m["matches"] = second_looks(setup.cwd)
         m["seconds"] = secs
         return m
     finally:
         shutil.rmtree(tmp, True)
+
+
+def second_looks(cwd):
+    """(matches judged twice, matches judged) of the run in cwd, from its state."""
+    import glob
+    import json
+    path = glob.glob(os.path.join(cwd, ".arena", "*", "state.json"))[0]
+    with open(path, encoding="utf-8") as f:
+        results = json.load(f)["state"]["results"].values()
+    judged = [r for r in results if r["how"] in ("judge", "panel")]
+    return sum(1 for r in judged if r.get("n", 1) >= 2), len(judged)
 
 
 def plugin_size(bins):
@@ -88,18 +100,18 @@ def main():
         plugin_size(bins)
         return
     print("| claude | mode | N | sub-agent calls | main turns | added total | arena | framing | "
-          "arena per call | total per call | arena: bash / Agent inputs / replies | winner | seconds |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "arena per call | total per call | arena: bash / Agent inputs / replies | winner | second looks | seconds |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for ver, binp in bins.items():
         for mode in a.modes:
             for n in a.agents:
                 m = measure(binp, n, mode)
                 c = m["main"]
                 p = c["arena_parts"]
-                print("| %s | %s | %d | %d | %d | %d | %d | %d | %.0f | %.0f | %d / %d / %d | %s | %.0f |" % (
+                print("| %s | %s | %d | %d | %d | %d | %d | %d | %.0f | %.0f | %d / %d / %d | %s | %d of %d | %.0f |" % (
                     ver, mode, n, m["calls"], c["turns"], c["added"], c["arena"], c["framing"],
                     c["arena"] / m["calls"], c["added"] / m["calls"], p["bash"], p["agent_inputs"], p["replies"],
-                    m["winner"], m["seconds"]), flush=True)
+                    m["winner"], m["looks"], m["matches"], m["seconds"]), flush=True)
 
 
 if __name__ == "__main__":

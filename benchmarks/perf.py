@@ -157,7 +157,9 @@ def full_run(n, count_direct=False):
     orch.play()
     took = time.perf_counter() - start
     folder = os.path.join(cwd, ".arena", RUN)
-    res = {"n": n, "wall": took, "nexts": len(orch.times), "calls": len(agent.calls), "waves": len(orch.waves),
+    with open(os.path.join(folder, "state.json"), encoding="utf-8") as f:
+        judged = [r for r in json.load(f)["state"]["results"].values() if r["how"] in ("judge", "panel")]
+    res = {"n": n, "wall": took, "looks": sum(1 for r in judged if r.get("n", 1) >= 2), "judged": len(judged), "nexts": len(orch.times), "calls": len(agent.calls), "waves": len(orch.waves),
            "rss": orch.rss, "state": os.path.getsize(os.path.join(folder, "state.json")),
            "journal": os.path.getsize(os.path.join(folder, "journal.jsonl")), "times": orch.times,
            "main_read": orch.main_read + (agent.main_read if count_direct else 0),
@@ -218,14 +220,16 @@ def main():
     full = {}
     hundred = [full_run(100) for _ in range(1 if args.quick else 3)]
     full[100] = hundred[0]
-    print("100 agents, %d runs: median wall %.1f s, %d next calls, %d sub-agent calls, %d waves"
+    print("100 agents, %d runs: median wall %.1f s, %d next calls, %d sub-agent calls, %d waves, "
+          "second looks at %d of %d judged matches"
           % (len(hundred), statistics.median(r["wall"] for r in hundred), hundred[0]["nexts"],
-             hundred[0]["calls"], hundred[0]["waves"]))
+             hundred[0]["calls"], hundred[0]["waves"], hundred[0]["looks"], hundred[0]["judged"]))
     if not args.quick and not args.skip_2160_run:
         big = full_run(2160)
         full[2160] = big
-        print("2160 agents, measured once: wall %.0f s (%.1f min), %d next calls, %d sub-agent calls, %d waves"
-              % (big["wall"], big["wall"] / 60, big["nexts"], big["calls"], big["waves"]))
+        print("2160 agents, measured once: wall %.0f s (%.1f min), %d next calls, %d sub-agent calls, %d waves, "
+              "second looks at %d of %d judged matches"
+              % (big["wall"], big["wall"] / 60, big["nexts"], big["calls"], big["waves"], big["looks"], big["judged"]))
     print()
     print("| agents | next ms by quarter of the run (1st, 2nd, 3rd, 4th) | slowest next ms | peak RSS | "
           "final state.json | final journal |")
