@@ -447,22 +447,24 @@ class KillAndResume(unittest.TestCase):
     def test_hook_kills_16_agents(self):
         """SIGKILL at exact journal and state write points, 16 agents, several seeds."""
         total = 0
-        for seed in range(8):
+        # four seeds: the sweeps below reach every journal and state write; these add kills
+        # during resumes and at brief writes
+        for seed in range(4):
             rng = random.Random(1000 + seed)
             extra = ("--baseline-file", "task.md") if seed % 2 else ()
             driver = self.tournament(16, seed, hook_killer(rng, 0.9, 24), extra)
             total += driver.kills
-        self.assertGreaterEqual(total, 70)
+        self.assertGreaterEqual(total, 35)
 
     def test_timed_kills_16_agents(self):
         """SIGKILL of forked bracket.py processes after random delays, 16 agents."""
         total = 0
-        for seed in range(10, 16):
+        for seed in range(10, 13):
             rng = random.Random(2000 + seed)
             driver = self.tournament(16, seed, timed_killer(rng, 0.6, 0.025))
             total += driver.kills
         # how many land depends on this machine's speed; the floor proves kills happened
-        self.assertGreaterEqual(total, 12)
+        self.assertGreaterEqual(total, 6)
 
     def test_kills_100_agents(self):
         """A 100-agent run killed at hook points and at random times."""
