@@ -5,7 +5,10 @@ only from the README, SKILL.md and the briefs could: retrying before an agent wr
 running next twice, leaving a folder where a file belongs, and so on.
 """
 
+import contextlib
+import io
 import json
+import random
 import os
 import re
 import subprocess
@@ -18,6 +21,7 @@ from standin import BRACKET, run_cli
 from arena import outputs, state
 from arena.base import ArenaError, TRIES
 from arena.cards import load_cards, load_rubric
+from arena.cli import main
 
 
 def state_of(cwd, run):
@@ -443,3 +447,106 @@ class SharedFlaws(Run):
             with self.assertRaisesRegex(outputs.BadOutput, error):
                 outputs.parse_also_fixed(body, raised, "d.md")
         self.assertEqual(outputs.parse_also_fixed("## ANSWER 1 REBUT: no\n## ALSO FIXED 2: x\n", 2, "d.md"), [2])
+
+
+def in_process(cwd, args):
+    """bracket.py's main in this process (a whole seeded run in seconds): its stdout."""
+    old, out, err = os.getcwd(), io.StringIO(), io.StringIO()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.chdir(old)
+    assert code == 0, err.getvalue()
+    return out.getvalue()
+
+
+class MisbehavingOrchestrator(unittest.TestCase):
+    """Seeded runs where agents write late, after `next --retry` already handed their jobs out
+    again, and `next` is run twice between outputs. Stand-ins write the same content on every
+    try of a job, so such a run must end exactly like a clean one, with no output refused."""
+
+    def play_clean(self, cwd, seed):
+        agent, out = standin.StandIn(cwd, seed=seed), in_process(cwd, ["next", "--run", "r"])
+        while "Finished" not in out:
+            for call in standin.parse_wave(out):
+                agent(call)
+            out = in_process(cwd, ["next", "--run", "r"] + (["--retry"] if "Waiting for" in out else []))
+        return state_of(cwd, "r")
+
+    def play_late(self, cwd, seed):
+        rng = random.Random(seed)
+        agent = standin.StandIn(cwd, seed=seed)
+        seen, late, outs = set(), [], []
+        snaps = tempfile.mkdtemp(dir=cwd)
+        self.late_reads = 0
+
+        def play(brief):
+            agent({"prompt": "Read %s and follow it." % brief})
+
+        def next_(*extra):
+            out = in_process(cwd, ["next", "--run", "r"] + list(extra))
+            outs.append(out)
+            return out
+
+        def play_due():
+            """Late agents whose moment came: each waits a few steps, whatever the engine did meanwhile."""
+            for item in list(late):
+                item[0] -= 1
+                if item[0] <= 0:
+                    late.remove(item)
+                    play(item[1])
+                    self.late_reads += state_of(cwd, "r")["jobs"][item[2]]["s"] == "issued"
+
+        out = next_()
+        for _ in range(2000):
+            if "Finished" in out:
+                break
+            for call in standin.parse_wave(out):
+                job = call["description"]
+                # the agent reads its brief when it starts: keep that try's brief
+                snap = os.path.join(snaps, "%s.%d.md" % (job, len(os.listdir(snaps))))
+                with open(os.path.join(cwd, call["prompt"][len("Read "):-len(" and follow it.")]), "rb") as f:
+                    data = f.read()
+                with open(snap, "wb") as f:
+                    f.write(data)
+                if job not in seen and rng.random() < 0.4:
+                    late.append([rng.randrange(1, 4), snap, job])
+                else:
+                    play(snap)
+                seen.add(job)
+            play_due()
+            out = next_()
+            if "Waiting for" in out:
+                before = state_bytes(cwd, "r")
+                again = next_()
+                self.assertEqual(state_bytes(cwd, "r"), before, "a second next without outputs changed the state")
+                self.assertEqual(again.splitlines()[1:], out.splitlines()[1:])
+                # hand the late ones out again while their first agents are still at work
+                out = next_("--retry") if rng.random() < 0.7 else again
+        while late:  # the last stragglers write after the run is over: nothing changes
+            play(late.pop()[1])
+        self.assertEqual(next_().splitlines()[-1], out.splitlines()[-1])
+        # the only refusals are the early retries' own: no late output was refused or misread
+        self.assertFalse([line for o in outs for line in o.splitlines() if line.startswith("invalid")
+                          and not line.endswith(": no output after its agent returned")])
+        self.assertTrue(any("no output after its agent returned" in o for o in outs))
+        return state_of(cwd, "r")
+
+    def test_late_outputs_and_repeated_next_change_no_result(self):
+        late_reads = 0
+        for seed in range(1, 6):
+            with tempfile.TemporaryDirectory() as clean, tempfile.TemporaryDirectory() as late:
+                for cwd in (clean, late):
+                    with open(os.path.join(cwd, "task.md"), "w") as f:
+                        f.write("Name three prime numbers.\n")
+                    in_process(cwd, ["init", "--agents", "8", "--seed", str(seed), "--task-file", "task.md",
+                                     "--run", "r", "--direct"])
+                want, got = self.play_clean(clean, seed), self.play_late(late, seed)
+                late_reads += self.late_reads
+                self.assertEqual(got["champion"], want["champion"], seed)
+                self.assertEqual({m: (r["w"], r["how"], r.get("tot")) for m, r in got["results"].items()},
+                                 {m: (r["w"], r["how"], r.get("tot")) for m, r in want["results"].items()}, seed)
+        # outputs written by an earlier try while a later one was out: the case under test
+        self.assertGreater(late_reads, 10)
