@@ -478,7 +478,7 @@ class MisbehavingOrchestrator(unittest.TestCase):
     def play_late(self, cwd, seed):
         rng = random.Random(seed)
         agent = standin.StandIn(cwd, seed=seed)
-        seen, late, outs = set(), [], []
+        seen, late, outs, broken = set(), [], [], set()
         snaps = tempfile.mkdtemp(dir=cwd)
         self.late_reads = 0
 
@@ -511,8 +511,18 @@ class MisbehavingOrchestrator(unittest.TestCase):
                     data = f.read()
                 with open(snap, "wb") as f:
                     f.write(data)
-                if job not in seen and rng.random() < 0.4:
+                draw = rng.random() if job not in seen else 1.0
+                if draw < 0.4:
                     late.append([rng.randrange(1, 4), snap, job])
+                elif draw < 0.5:
+                    # a first try that fails its checks: a wrong header, or a folder where the file goes
+                    broken.add(job)
+                    path = re.search(r"`(\.arena/[^`]+?/out/%s\.(?:md|json))`" % re.escape(job), data.decode()).group(1)
+                    if rng.random() < 0.5:
+                        os.makedirs(os.path.join(cwd, path, "inner"))
+                    else:
+                        with open(os.path.join(cwd, path), "w") as f:
+                            f.write("<!-- arena job: spawn-a999 -->\n")
                 else:
                     play(snap)
                 seen.add(job)
@@ -522,16 +532,21 @@ class MisbehavingOrchestrator(unittest.TestCase):
                 before = state_bytes(cwd, "r")
                 again = next_()
                 self.assertEqual(state_bytes(cwd, "r"), before, "a second next without outputs changed the state")
-                self.assertEqual(again.splitlines()[1:], out.splitlines()[1:])
+                self.assertEqual(again.splitlines()[1:], [x for x in out.splitlines()[1:] if not x.startswith("invalid")])
                 # hand the late ones out again while their first agents are still at work
                 out = next_("--retry") if rng.random() < 0.7 else again
         while late:  # the last stragglers write after the run is over: nothing changes
             play(late.pop()[1])
         self.assertEqual(next_().splitlines()[-1], out.splitlines()[-1])
-        # the only refusals are the early retries' own: no late output was refused or misread
-        self.assertFalse([line for o in outs for line in o.splitlines() if line.startswith("invalid")
-                          and not line.endswith(": no output after its agent returned")])
-        self.assertTrue(any("no output after its agent returned" in o for o in outs))
+        # the only refusals are the early retries' and the broken first tries': no late output
+        # was refused or misread, and no refused file counted twice
+        refused = [line for o in outs for line in o.splitlines() if line.startswith("invalid")]
+        self.assertTrue(all(line.startswith("invalid, will be re-issued: ") for line in refused), refused)
+        self.assertFalse([line for line in refused if not line.endswith(": no output after its agent returned")
+                          and line.split(": ")[1] not in broken])
+        self.assertTrue(any("no output after its agent returned" in line for line in refused))
+        self.assertEqual(len([line for line in refused if line.split(": ")[1] in broken]), len(broken))
+        self.assertEqual(len(os.listdir(os.path.join(cwd, ".arena", "r", "out", "refused"))), len(broken))
         return state_of(cwd, "r")
 
     def test_late_outputs_and_repeated_next_change_no_result(self):
