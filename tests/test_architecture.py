@@ -17,8 +17,13 @@ LAYERS = [("base",), ("cards", "pairing", "jobs", "workspace"), ("state",), ("st
 LAYER = {m: k for k, names in enumerate(LAYERS) for m in names}
 
 
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
 def engine_imports(path):
-    tree = ast.parse(open(path, encoding="utf-8").read())
+    tree = ast.parse(read(path))
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level == 1:
@@ -49,9 +54,9 @@ class LayoutTest(unittest.TestCase):
 
     def test_bracket_py_is_only_the_entry_point(self):
         path = os.path.join(standin.ROOT, "skills", "arena", "bracket.py")
-        tree = ast.parse(open(path, encoding="utf-8").read())
+        tree = ast.parse(read(path))
         self.assertFalse([n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))])
-        self.assertLess(len(open(path).read().splitlines()), 40)
+        self.assertLess(len(read(path).splitlines()), 40)
 
     def test_a_skill_copied_into_the_project_leaves_no_bytecode_there(self):
         top = tempfile.mkdtemp(prefix="arena-layout-")
