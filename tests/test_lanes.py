@@ -120,6 +120,21 @@ class Lanes(LaneWorkspace):
         st = Run("c", os.path.join(cwd, ".arena")).load()
         self.assertEqual(st["jobs"][mine[0]]["t"], 1, "shown again, not handed out again")
 
+    def test_a_refused_agent_call_spends_no_try(self):
+        cwd = self.workspace(4, 2, "--wave", "2")
+        run_cli(["next", "--run", "c"], cwd)
+        job = call_of(self.lane(cwd, "1.1"))["description"]
+        # the client refused the call (its cap on sub-agents): the lane stops, the job goes back untouched
+        self.assertIn("LANE OVER", self.lane(cwd, "1.1", "--refused"))
+        st = Run("c", os.path.join(cwd, ".arena")).load()
+        self.assertEqual((st["jobs"][job]["s"], st["jobs"][job]["t"]), ("ready", 0))
+        self.assertEqual(call_of(self.lane(cwd, "1.2"))["description"], job)
+        st = Run("c", os.path.join(cwd, ".arena")).load()
+        self.assertEqual(st["jobs"][job]["t"], 1)
+        # replaying the journal gives the same state
+        self.assertEqual(run_cli(["repair", "--run", "c"], cwd)[0], 0)
+        self.assertEqual(Run("c", os.path.join(cwd, ".arena")).load()["jobs"][job], st["jobs"][job])
+
     def test_after_a_kill_next_waits_then_retries_and_old_lanes_stop(self):
         cwd = self.workspace(4, 2, "--wave", "2")
         run_cli(["next", "--run", "c"], cwd)

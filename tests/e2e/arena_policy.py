@@ -340,6 +340,8 @@ class ArenaPolicy:
         cmd = re.search(r"Run `(.+? lane --run \S+ --lane )<lane>`", brief_text).group(1) + lane
         again = [tool("Bash", command=cmd, description="arena lane", timeout=600000)]
         name, inp, out, err = last[0]
+        if name == "Agent" and err:  # Claude Code refused the call itself: the job never ran
+            return [tool("Bash", command=cmd + " --refused", description="arena lane", timeout=600000)]
         if name in ("Read", "Agent"):
             return again
         if "LANE OVER" in out:

@@ -289,7 +289,7 @@ def cmd_lane(args):
         def go(run, st):
             if [len(cards[p]) for p in ("reasoning", "workflow", "strategy")] != st["sizes"]:
                 raise ArenaError("cards.md changed its number of entries since this run started; restore it to finish the run")
-            act = lane_step(run, st, rubric, cards, read_text(run.path("task.md")), args.lane)
+            act = lane_step(run, st, rubric, cards, read_text(run.path("task.md")), args.lane, refused=args.refused)
             if act["action"] == "again" and time.time() < deadline:
                 return act
             if args.json:
@@ -665,6 +665,8 @@ def build_parser():
 
     c = command("lane", cmd_lane, "a lane's turn: collect its last job, print its next Agent call (waits for one)")
     c.add_argument("--lane", required=True, help="the lane number its prompt gives, like 2.3")
+    c.add_argument("--refused", action="store_true",
+                   help="the lane's last Agent call was refused by Claude Code (never ran): no try is spent")
     c.add_argument("--wait", type=whole, default=DEFAULT_LANE_WAIT,
                    help="seconds to wait for a ready job (default %d)" % DEFAULT_LANE_WAIT)
     c.add_argument("--json", action="store_true", help="print the action as JSON")

@@ -161,7 +161,7 @@ def start_lanes(run, st):
              "prompt": "Read %s and follow it as lane %d.%d." % (run.path("lane.md"), n, i)} for i in range(1, k + 1)]
 
 
-def lane_step(run, st, rubric, cards, task, lane):
+def lane_step(run, st, rubric, cards, task, lane, refused=False):
     """One turn of a lane: collect the job it ran last (its Agent call has returned, so
     whatever that job wrote is all there will be), then hand it the next ready job.
 
@@ -173,6 +173,12 @@ def lane_step(run, st, rubric, cards, task, lane):
     if mine and "sh" in st["jobs"][mine[0]]:
         # handed out but never printed (the command was killed in between): show it again
         act.update(action="job", call=wave_calls(run, st, mine[:1])[0])
+        return finish_act(st, act)
+    if mine and refused:
+        # Claude Code refused the Agent call (too many sub-agents at once): the job never ran,
+        # so it goes back without spending a try, and this lane stops to make room
+        run.commit(st, [{"e": "fail", "job": mine[0], "why": "the client refused the Agent call", "never_ran": True}])
+        act["action"] = "lane-over"
         return finish_act(st, act)
     act["notes"] = settle_state(run, st, rubric, retry=True, only=mine) if mine else []
     settle_state(run, st, rubric, only=[])  # advance a round this lane's job may have closed

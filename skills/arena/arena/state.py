@@ -177,6 +177,12 @@ def apply(st, ev):
                 job["lab"] = ev["labels"][j]
     elif kind == "done":
         on_done(st, ev["job"], ev["out"])
+    elif kind == "fail" and ev.get("never_ran"):
+        # the client refused the job's Agent call (its sub-agent cap): back to the queue, no try spent
+        info = st["jobs"][ev["job"]]
+        info["s"], info["t"], info["w"] = "ready", info["t"] - 1, None
+        for key in ("ln", "sh", "at"):
+            info.pop(key, None)
     elif kind == "fail":
         on_fail(st, ev["job"], ev["why"])
     elif kind == "record":
