@@ -125,6 +125,16 @@ class LateOutputs(Run):
         self.next()
         res = self.st()["results"]["r1-m01"]
         self.assertEqual((res["w"], res["tot"]), ("a001", {"a001": 100, "a002": 25}))
+        # try 2's judge writes after try 1's verdict counted: the result and the report stand
+        self.write("out/r1-m01-judge.json", json.dumps({
+            "job": "r1-m01-judge", "scores": {names2[0]: low, names2[1]: full},
+            "fatal": {names2[0]: False, names2[1]: False}, "confidence": "high", "reason": "try 2 says otherwise"}))
+        self.next()
+        self.assertEqual(self.st()["results"]["r1-m01"]["w"], "a001")
+        run_cli(["report", "--run", "r"], self.cwd)
+        page = self.read("report.html")
+        self.assertNotIn("try 2 says otherwise", page)
+        self.assertIn("rewritten by another try", page)
 
     def test_judge_retry_gets_fresh_labels_and_the_same_order(self):
         sizes = tuple(len(p) for p in load_cards().values())

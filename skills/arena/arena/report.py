@@ -120,12 +120,17 @@ class Report:
     def reason(self, job):
         """A judge's one-line reason, read from its verdict file (the state keeps only scores),
         with the blind labels it was written with turned back into the agents they stood for."""
+        names = self.st["summ"].get(job, {}).get("names")
         try:
             with open(self.run.path("out", job + ".json"), encoding="utf-8") as f:
-                why = json.load(f).get("reason", "")
+                v = json.load(f)
+            why, scores = v.get("reason", ""), v.get("scores")
         except (OSError, ValueError, AttributeError):
             return ""
-        return unblind(why[:300], self.st["summ"].get(job, {}).get("names")) if isinstance(why, str) else ""
+        if names and isinstance(scores, dict) and set(scores) != set(names):
+            # another try of the judge wrote its file after the verdict that counted was read
+            return "(its verdict file was rewritten by another try of this judge; the scores shown are the ones that counted)"
+        return unblind(why[:300], names) if isinstance(why, str) else ""
 
     def read_solution(self, rel):
         try:
