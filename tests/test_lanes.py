@@ -1,7 +1,7 @@
 """Lanes: each lane runs one job at a time and asks `lane` for the next.
 
 Checks, with stand-in sub-agents: the same bracket as waves; never more jobs in
-flight than lanes (and W); a job handed to one lane only, never twice while it may
+flight than lanes (and W); lane commands killed at write points change nothing; a job handed to one lane only, never twice while it may
 still run (even when its output is already on disk or invalid); a lane command killed
 before printing shows the same job again; lanes of an old set stop; a set of lanes
 stops after its budget; real concurrent lane processes race for jobs safely.
@@ -287,3 +287,51 @@ class RollingNext(LaneWorkspace):
         code, out, err = run_cli(["next", "--run", "c", "--returned", "r9-m99-judge"], cwd, check=False)
         self.assertEqual(code, 2)
         self.assertEqual(len(err.strip().splitlines()), 1)
+
+
+class LanesKilled(LaneWorkspace):
+    """Every lane command of a run killed once at a journal or state write point (the
+    ARENA_KILL_AT hook), then asked again, as a lane whose Bash call failed does."""
+
+    def test_killed_lane_commands_change_nothing(self):
+        ref = self.workspace(4, 3, "--wave", "2")
+        ref_agent = standin.StandIn(ref, seed=3)
+        standin.Orchestrator(ref, ref_agent, "c", wave=2).play()
+        cwd = self.workspace(4, 3, "--wave", "2")
+        agent = standin.StandIn(cwd, seed=3)
+        kills = 0
+        out = run_cli(["next", "--run", "c"], cwd)[1]
+        for step in range(2000):
+            if "Finished." in out:
+                break
+            if "Waiting for" in out:
+                out = run_cli(["next", "--run", "c", "--retry"], cwd)[1]
+                continue
+            lanes = re.search(r"^<n> = (.*)$", out, re.M).group(1).split()
+            live = list(lanes)
+            while live:
+                for lane in list(live):
+                    argv = [sys.executable, standin.BRACKET, "lane", "--run", "c", "--lane", lane, "--wait", "0"]
+                    point = 1 + (step + len(agent.calls)) % 9
+                    p = subprocess.run(argv, cwd=cwd, env=dict(os.environ, ARENA_KILL_AT=str(point)),
+                                       capture_output=True, text=True)
+                    got = p.stdout
+                    self.assertIn(p.returncode, (0, -9), p.stderr)
+                    if p.returncode == -9:
+                        # the brief: a command that failed is run again (whatever it printed)
+                        kills += 1
+                        got = self.lane(cwd, lane)
+                    if "LANE OVER" in got:
+                        live.remove(lane)
+                    elif call_of(got):
+                        agent(call_of(got))
+            out = run_cli(["next", "--run", "c"], cwd)[1]
+        self.assertIn("Finished.", out)
+        self.assertGreater(kills, 10)
+        self.assertEqual(self.outcome(cwd), self.outcome(ref))
+        self.assertEqual(sorted(agent.calls), sorted(ref_agent.calls), "a job ran twice, or another set of jobs ran")
+        self.assertEqual(max(collections.Counter(agent.calls).values()), 1)
+        # the journal rebuilds the same state
+        before = Run("c", os.path.join(cwd, ".arena")).load()
+        run_cli(["repair", "--run", "c"], cwd)
+        self.assertEqual(Run("c", os.path.join(cwd, ".arena")).load()["jobs"], before["jobs"])
