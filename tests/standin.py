@@ -22,7 +22,26 @@ ROOT = os.path.dirname(HERE)
 BRACKET = os.path.join(ROOT, "skills", "arena", "bracket.py")
 sys.path.insert(0, os.path.join(ROOT, "skills", "arena"))
 
+from arena import cli as _cli  # noqa: E402
 from arena import demo  # noqa: E402
+
+
+def _one_parser():
+    """Tests run main() in this process thousands of times: build its argument parser once
+    (a parser parses any number of command lines; each bracket.py process builds its own)."""
+    real = _cli.build_parser
+    made = []
+
+    def build_parser():
+        if not made:
+            made.append(real())
+        return made[0]
+    build_parser.real = real
+    return build_parser
+
+
+if not hasattr(_cli.build_parser, "real"):
+    _cli.build_parser = _one_parser()
 from arena.jobs import job_kind  # noqa: E402
 
 # Runs are many small fsynced writes; tmpfs makes them cheap and a SIGKILL
