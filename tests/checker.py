@@ -124,7 +124,8 @@ class Referee:
     def match_result(self, m, rnd):
         """What the rules say about one match: None for a match no judge decided."""
         mid = m["id"]
-        files = [k for k in (1, 2, 3) if os.path.exists(self.path("out", "%s-judge%s.json" % (mid, "" if k == 1 else k)))]
+        files = [k for k in range(1, 10)
+                 if os.path.exists(self.path("out", "%s-judge%s.json" % (mid, "" if k == 1 else k)))]
         if not files:
             return None
         sources = {x: self.judged_solution(mid, x) for x in (m["a"], m["b"])}
@@ -133,6 +134,8 @@ class Referee:
             job = "%s-judge%s" % (mid, "" if k == 1 else k)
             looks.append(self.look(job, sources))
         alive = 2 * len(rnd["matches"]) + (1 if rnd["bye"] else 0)
+        if self.st.get("most_looks"):
+            return self.majority_result(m, rnd, alive, looks)
         panel = alive == 2 and self.st["final_judges"] > 1
         side_by_side = self.st["recheck"] is not None and 2 * len(rnd["matches"]) <= self.st["wave"]
         if panel:
@@ -158,6 +161,45 @@ class Referee:
         out = {"w": winner, "tot": tot, "n": len(looks), "rule": rule, "fatal": fatal}
         if len(looks) == 2:
             out["agree"] = picks[0] == picks[1]
+        return out
+
+    def majority_result(self, m, rnd, alive, looks):
+        """Looks to a majority: the first looks side by side (the final's panel; three in the last
+        two rounds when they fit in a wave; two when a round's judges fit in half a wave), a second
+        after a close first, then more while no side has won a majority of the most looks
+        (MOST_LOOKS: 3, or 5 in rounds of at most 4 agents); scorecards summed, a FATAL stands
+        when more than half of the looks saw it."""
+        sides = (m["a"], m["b"])
+        matches, wave = len(rnd["matches"]), self.st["wave"]
+        most = self.st["most_looks"][1 if alive <= 4 else 0]
+        picks = [self.decide({x: lk[x][0] for x in sides}, {x: lk[x][1] for x in sides}, m)[0] for lk, _ in looks]
+        if alive == 2 and self.st["final_judges"] > 1:
+            want = self.st["final_judges"]
+        elif self.st["recheck"] is None:
+            want = 1
+        elif most >= 5 and 3 * matches <= wave:
+            want = 3
+        else:
+            want = 2 if 2 * matches <= wave else 1
+        while self.st["recheck"] is not None and want <= len(looks):
+            if want == 1:
+                more = self.close(looks[0][0], looks[0][1], m)
+            else:
+                lead = max(picks[:want].count(x) for x in sides)
+                more = want < most and lead <= most // 2
+            if not more:
+                break
+            want += 1
+        if len(looks) != want:
+            raise Mismatch("%s: %d looks on file, the rules ask for %d" % (m["id"], len(looks), want))
+        cards = {x: [sum(lk[x][0][i] for lk, _ in looks) for i in range(len(self.crit))] for x in sides}
+        fatal = {x: 2 * sum(1 for lk, _ in looks if lk[x][1]) > len(looks) for x in sides}
+        winner, rule = self.decide(cards, fatal, m)
+        tot = {x: sum(cards[x]) for x in sides}
+        out = {"w": winner, "tot": tot, "n": len(looks), "rule": rule, "fatal": fatal}
+        if len(looks) >= 2:
+            out["agree"] = len(set(picks)) == 1
+            out["votes"] = picks.count(winner)
         return out
 
     def all_matches(self):
@@ -227,12 +269,15 @@ def check_run(test, cwd, run, state, winner_text, report_html=None):
         n = r["n"]
         test.assertIn(" %s-%s (margin %s)" % (points(r["tot"][champ], n), points(r["tot"][opp], n),
                                               points(r["tot"][champ] - r["tot"][opp], n)), line.group(1), mid)
-        if n == 2 and "rule" in r:
+        if n >= 2 and "rule" in r and "votes" in r:
+            test.assertIn("%d looks, all agreed" % n if r["agree"] else
+                          "%d looks, %d of %d for the winner, scores summed" % (n, r["votes"], n), line.group(1), mid)
+        elif n == 2 and "rule" in r:
             test.assertIn("second look agreed" if r["agree"] else "second look disagreed", line.group(1), mid)
-        elif r.get("rule") == "fatal":
-            test.assertIn("opponent had a verified FATAL flaw", line.group(1), mid)
         elif "votes" in r:
             test.assertIn("%d of %d judges" % (r["votes"], n), line.group(1), mid)
+        if r.get("rule") == "fatal":
+            test.assertIn("opponent had a verified FATAL flaw", line.group(1), mid)
     final = ref.final()
     if final is not None:
         w, b, fw, fb = final

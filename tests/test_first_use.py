@@ -65,7 +65,7 @@ class FirstUse(unittest.TestCase):
 
     def test_one_of_a_thing_is_singular(self):
         _, out, _ = run_cli(["plan", "--agents", "2"], self.cwd)
-        self.assertIn("about 1 more judge call,", out)
+        self.assertIn("about 3 more judge calls,", out)  # a final plays to three of five looks
         run_cli(["init", "--agents", "2", "--seed", "1", "--task-file", "task.md", "--run", "r"], self.cwd)
         said = []
         for args in (["pairings"], ["status"]):

@@ -32,9 +32,12 @@ class Reproducible(unittest.TestCase):
         self.assertEqual([round(q, 6) for q in judging.field(5, 7).values()],
                          [-1.938632, 1.281243, 1.356657, 0.56788, 0.404656])
         self.assertEqual(judging.consistency(judging.DEFAULT, 2000, seed=1), 0.796)
-        # (rank of the champion, calls, second looks, matches, close looks in big rounds, matches of big rounds)
-        self.assertEqual(judging.outcome(7, 11, judging.DEFAULT, None), (1, 37, 0, 6, 0, 0))
-        self.assertEqual(judging.outcome(16, 5, judging.DEFAULT, 6), (2, 101, 10, 15, 3, 8))
+        # (rank of the champion, calls, matches with more than one look, matches, close looks in big
+        # rounds, matches of big rounds, then judge calls and matches of big, small and the last two rounds)
+        self.assertEqual(judging.outcome(7, 11, judging.DEFAULT, None), (1, 37, 0, 6, 0, 0, 0, 0, 3, 3, 3, 3))
+        self.assertEqual(judging.outcome(16, 5, judging.DEFAULT, 6), (2, 101, 10, 15, 3, 8, 11, 8, 8, 4, 6, 3))
+        self.assertEqual(judging.outcome(16, 5, judging.DEFAULT, 4, 1, judging.RULES),
+                         (2, 107, 9, 15, 2, 8, 10, 8, 10, 4, 11, 3))
 
     def test_scorecards_fit_the_rubric(self):
         for total in range(101):
@@ -51,7 +54,8 @@ class Extremes(unittest.TestCase):
         for n in (2, 7, 16, 100):
             for seed in range(6):
                 for recheck in (None, 6):
-                    champ, st, _ = judging.tournament(n, seed, PERFECT, recheck)
+                    champ, st, _ = judging.tournament(n, seed, PERFECT, recheck, 1,
+                                                      judging.RULES if recheck else judging.OLD_RULES)
                     quality = judging.field(n, seed)
                     score = {a: judging.seen_total(q) for a, q in quality.items()}
                     best = max(quality, key=quality.get)
@@ -92,6 +96,26 @@ class Costs(unittest.TestCase):
                 extra = [j for j in st["jobs"] if j.endswith(("-judge2", "-judge3"))]
                 self.assertEqual(calls, plain_calls(n) + len(extra))
                 self.assertEqual(sum(1 for j in extra if j.endswith("-judge3")), 1)
+
+    def test_looks_to_a_majority_are_the_only_extra_calls(self):
+        for n in (2, 7, 16, 100):
+            for seed in range(3):
+                _, st, calls = judging.tournament(n, seed, judging.DEFAULT, 4, 1, judging.RULES)
+                extra = [j for j in st["jobs"] if "-judge" in j and not j.endswith("-judge")]
+                self.assertEqual(calls, plain_calls(n) + len(extra))
+                for res in st["results"].values():
+                    self.assertLessEqual(res["n"], 5)
+                    if res["n"] > 3:  # only the last two rounds go past three looks
+                        self.assertIn(res["w"], [m["a"] for r in st["rounds"][-2:] for m in r["matches"]] +
+                                      [m["b"] for r in st["rounds"][-2:] for m in r["matches"]])
+
+    def test_plan_expects_the_judge_calls_the_simulator_makes(self):
+        """arena.base.JUDGES_PER_MATCH, which plan uses, within 0.15 of what 60 runs of 100 agents make."""
+        rows = [judging.outcome(100, judging.run_seed(2, 100, i), judging.DEFAULT, 4, 1, judging.RULES)
+                for i in range(60)]
+        for kind, i in (("big", 6), ("small", 8), ("late", 10)):
+            measured = sum(r[i] for r in rows) / float(sum(r[i + 1] for r in rows))
+            self.assertAlmostEqual(measured, judging.JUDGES_PER_MATCH[kind], delta=0.15, msg=kind)
 
     def test_a_second_look_sees_the_pair_in_the_swapped_order(self):
         _, st, _ = judging.tournament(100, 2, judging.DEFAULT, 6)

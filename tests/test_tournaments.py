@@ -152,17 +152,20 @@ class TournamentTest(unittest.TestCase):
             self.assertGreaterEqual(agent.calls.count(job), 2, job + " was not re-issued")
         self.check_finished(cwd, agent, orch, 8, False)
 
-    def test_final_panel_of_three(self):
+    def test_final_of_three_looks_or_more(self):
+        """--final-judges 3: the final starts with three looks side by side; their scorecards
+        are summed and more looks follow until one side has three of five."""
         cwd, agent, orch = self.play(4, False, mode=["--direct", "--final-judges", "3"], seed=6)
         state = load(cwd)
         final = state["rounds"][-1]["matches"][0]["id"]
-        self.assertEqual(sorted(j for j in agent.calls if j.startswith(final + "-judge")),
-                         [final + "-judge", final + "-judge2", final + "-judge3"])
+        judges = sorted(j for j in agent.calls if j.startswith(final + "-judge"))
+        self.assertEqual(judges[:3], [final + "-judge", final + "-judge2", final + "-judge3"])
         result = state["results"][final]
-        self.assertEqual((result["how"], result["n"]), ("panel", 3))
-        self.assertGreaterEqual(result["votes"], 2)
+        self.assertEqual((result["how"], result["n"]), ("judge", len(judges)))
+        self.assertTrue(3 <= result["n"] <= 5, result)
+        self.assertGreaterEqual(result["n"] - result["votes"], 0)
         _, out, _ = run_cli(["winner", "--run", "t"], cwd)
-        self.assertRegex(out, r"panel .*, [23] of 3 judges")
+        self.assertRegex(out, r"judge .*, %d looks, " % result["n"])
         self.check_finished(cwd, agent, orch, 4, False)
 
     def test_spawn_that_fails_twice_forfeits(self):

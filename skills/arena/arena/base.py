@@ -39,6 +39,22 @@ MAX_ATTACKS = 7
 DEFAULT_RECHECK = 4
 
 
+# Most looks a judged match may take: when two looks split, more are added until
+# one side has won a majority of this many (earlier rounds, the last two rounds:
+# semifinal and final). Measured by benchmarks/judging.py.
+MOST_LOOKS = (3, 5)
+
+
+# Rounds with at most this many agents are the last two (semifinal and final).
+LATE_FIELD = 4
+
+
+# Judge calls per match to expect with rated pairing and looks to a majority, by kind of
+# round (jobs.round_kind), for `plan`: measured by benchmarks/judging.py with the default
+# judge model at N=100 and W=10.
+JUDGES_PER_MATCH = {"big": 1.35, "small": 2.3, "late": 3.8}
+
+
 # Waves a conductor runs before it hands back to the main session.
 DEFAULT_BATCH = 10
 

@@ -17,11 +17,11 @@ import sys
 import time
 
 from .base import (ArenaError, DEFAULT_AGENTS, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_LANE_WAIT, DEFAULT_RECHECK,
-                   DEFAULT_WAVE, MAX_WAVE, MODELS, QUICK_AGENTS, plural, read_text, rng_for)
+                   DEFAULT_WAVE, MAX_WAVE, MODELS, MOST_LOOKS, QUICK_AGENTS, plural, read_text, rng_for)
 from .cards import card_names, load_cards, load_rubric
 from .jobs import job_kind, parse_job
-from .state import (alive_agents, deps_of, find_match, fixes_text, matches_decided, new_state, opponent, path_of,
-                    points, reproducer_note)
+from .state import (alive_agents, deps_of, find_match, fixes_text, looks_text, matches_decided, new_state, opponent,
+                    pairing_text, path_of, points, reproducer_note)
 from .storage import Run, atomic_write, find_run
 from .outputs import attacks_on
 from .briefs import load_template, write_brief, write_conductor_brief, write_lane_brief
@@ -126,7 +126,8 @@ def cmd_init(args):
           "recheck": None if args.recheck == "off" else int(args.recheck), "final_judges": args.final_judges,
           "pack": not args.no_pack, "batch_waves": args.batch_waves,
           "mode": "direct" if args.direct else "conductor" if args.waves else "lanes", "lane_jobs": args.lane_jobs,
-          "sizes": list(sizes), "run_code": bool(args.run_code), "minutes": minutes}
+          "sizes": list(sizes), "run_code": bool(args.run_code), "minutes": minutes,
+          "pairing": "rated", "most_looks": list(MOST_LOOKS)}
     ev["plan_waves"] = planned_waves(ev)
     with run.lock():
         run.append([ev])
@@ -527,13 +528,16 @@ def cmd_winner(args):
                 looks = res.get("n", 1)
                 line += " %s-%s (margin %s)" % (points(res["tot"][champ], looks), points(res["tot"][opp], looks),
                                                  points(res["tot"][champ] - res["tot"][opp], looks))
-            if res["how"] == "judge" and res.get("n") == 2:
-                line += ", second look %s" % ("agreed" if res.get("agree") else "disagreed: scores summed")
+            if looks_text(res):
+                line += ", " + looks_text(res)
             elif res["how"] == "panel":
                 line += ", %d of %d judges" % (res["votes"], res["n"])
-            elif res.get("rule") == "fatal":
+            if res.get("rule") == "fatal":
                 line += ", opponent had a verified FATAL flaw"
             print(line)
+            why = pairing_text(st["rounds"][int(m["id"].split("-")[0][1:]) - 1], m)
+            if why:
+                print("  " + why)
             atk = "%s-atk-%s" % (m["id"], opp)
             answers = st["summ"].get("%s-def-%s" % (m["id"], champ), {}).get("ans", "")
             for k, (label, summary) in enumerate(attacks_on(run, st, atk)):

@@ -6,8 +6,8 @@ progress to redo the estimate with real numbers. Never changes a state.
 
 import os
 
-from .base import RECHECK_SHARE, plural
-from .jobs import field_sizes, job_kind, outputs_of, packed_waves, plan_rows
+from .base import MOST_LOOKS, plural
+from .jobs import field_sizes, job_kind, outputs_of, packed_waves, plan_rows, round_judges
 
 
 # Token arithmetic. Sizes in tokens (about 4 characters each); the assumed
@@ -94,22 +94,19 @@ def plan_table(n, wave, baseline=False, recheck=True):
                % (packed, bound))
     if recheck and n > 1:
         extra = expected_looks(n, wave)
-        waves2, _ = packed_waves(n, wave, baseline, RECHECK_SHARE)
-        out.append("second looks (close matches, and every match of rounds small enough to judge twice in one wave):")
+        waves2, _ = packed_waves(n, wave, baseline, most_looks=MOST_LOOKS)
+        out.append("more looks (a second at close matches and in rounds small enough to judge twice in one wave, "
+                   "a third when two split, three of five in the last two rounds):")
         out.append("  about %s, %d calls in all (x%.2f), about %d packed waves"
                    % (plural(extra, "more judge call"), calls + extra, (calls + extra) / float(calls), waves2))
     return "\n".join(out)
 
 
 def expected_looks(n, wave):
-    """Second-look judge calls to expect: every match of a round small enough to judge
-    twice in one wave, and the measured share of the others, rounded once at the end
-    (rounding per round would lose up to half a call in every round)."""
-    small, big = 0, 0
+    """Judge calls beyond one per match to expect, round by round (jobs.round_judges),
+    rounded once at the end (rounding per round would lose up to half a call in every round)."""
+    extra = 0.0
     for alive in field_sizes(n)[:-1]:
         m = alive // 2
-        if 2 * m <= wave:
-            small += m
-        else:
-            big += m
-    return small + int(RECHECK_SHARE * big + 0.5)
+        extra += m * (round_judges(m, alive, wave, MOST_LOOKS)[1] - 1)
+    return int(extra + 0.5)

@@ -8,7 +8,7 @@ the packed-wave bound that `plan` prints. Pure: no state, no files.
 import heapq
 import re
 
-from .base import ArenaError, DEFAULT_WAVE
+from .base import ArenaError, DEFAULT_WAVE, JUDGES_PER_MATCH, LATE_FIELD
 
 
 # Jobs left on the longest path from a job to its round's end; round 1's bye
@@ -71,12 +71,48 @@ def job_key(kind, rnd, match, side):
     return (-CHAIN[kind], rnd, match, side)
 
 
-def round_jobs(rnd, matches, spawn_order=None, looks=0.0, wave=DEFAULT_WAVE):
+def round_kind(matches, field, wave):
+    """late: the last two rounds; small: judges of two looks fit in half a wave; big: the rest."""
+    if field <= LATE_FIELD:
+        return "late"
+    return "small" if 2 * matches <= wave else "big"
+
+
+def first_looks(matches, field, wave, final_judges=1, most=2):
+    """Judges each match of a round starts with, second looks on (off: 1, or the final's panel).
+
+    When a round's judges leave half a wave empty anyway, both looks run side by
+    side: a second opinion for no extra wave, where it matters most. A round whose
+    matches take at least three looks (to a majority of five) starts them together
+    when they fit in a wave.
+    """
+    judges = final_judges if matches == 1 and field == 2 else 1
+    if judges > 1:
+        return judges
+    if most >= 5 and 3 * matches <= wave:
+        return 3
+    return 2 if 2 * matches <= wave else 1
+
+
+def round_judges(matches, field, wave, most_looks):
+    """(judges side by side, judge calls to expect) per match of one round under looks to
+    a majority (most_looks: the engine's MOST_LOOKS pair)."""
+    late = field <= LATE_FIELD
+    first = first_looks(matches, field, wave, most=most_looks[1] if late else most_looks[0])
+    return first, max(float(first), JUDGES_PER_MATCH[round_kind(matches, field, wave)])
+
+
+def round_jobs(rnd, matches, spawn_order=None, looks=0.0, wave=DEFAULT_WAVE, judges=None):
     """The job graph of one round in the scheduler's terms (for `plan` and tests).
 
     looks: the share of matches that get a second look after their first
     judge; a round whose judges fit in half a wave gets both looks side by side.
+    judges, instead (looks to a majority): (judges side by side, judge calls to
+    expect) per match; the calls beyond the first judges are spread over the
+    matches, each after the one before it.
     """
+    if judges is not None:
+        return chained_judges(round_jobs(rnd, matches, spawn_order, 0.0, wave), rnd, matches, judges)
     jobs = {}
     if spawn_order is not None:
         for pos, a in enumerate(spawn_order):
@@ -96,6 +132,24 @@ def round_jobs(rnd, matches, spawn_order=None, looks=0.0, wave=DEFAULT_WAVE):
             jobs["k%d" % k] = (job_key("judge", rnd, k, 2), ["d%d" % a, "d%d" % b])
         elif k in rechecked:
             jobs["k%d" % k] = (job_key("judge", rnd, k, 2), ["j%d" % k])
+    return jobs
+
+
+def chained_judges(jobs, rnd, matches, judges):
+    """A one-judge round graph with each match's judges made (first side by side, then a chain)."""
+    first, mean = judges
+    extra = int(round((mean - first) * matches))
+    depth = [0] * matches
+    for i in range(extra):  # spread evenly: every match gets a later look before any gets two
+        depth[int((i % matches) * matches / min(extra, matches))] += 1
+    for k in range(matches):
+        a, b = 2 * k, 2 * k + 1
+        for look in range(2, first + 1):
+            jobs["k%d-%d" % (k, look)] = (job_key("judge", rnd, k, look), ["d%d" % a, "d%d" % b])
+        before = ["j%d" % k] + ["k%d-%d" % (k, look) for look in range(2, first + 1)]
+        for look in range(first + 1, first + 1 + depth[k]):
+            jobs["k%d-%d" % (k, look)] = (job_key("judge", rnd, k, look), before)
+            before = ["k%d-%d" % (k, look)]
     return jobs
 
 
@@ -130,17 +184,20 @@ def round_bound(jobs, wave):
     return best
 
 
-def packed_waves(n, wave, baseline=False, looks=0.0):
+def packed_waves(n, wave, baseline=False, looks=0.0, most_looks=None):
     """(waves with packing, lower bound) for n agents, W at a time.
 
     Rounds stay barriers: pairing a round needs all its winners. Within a
     round the bound is max(ceil(calls / W), length of the dependency chain).
+    most_looks: plan the judges of looks to a majority instead of a share of
+    second looks.
     """
     total = bound = 0
     sizes = field_sizes(n)
     for r, alive in enumerate(sizes[:-1], 1):
         m = alive // 2
-        jobs = round_jobs(r, m, list(range(n)) if r == 1 else None, looks, wave)
+        judges = round_judges(m, alive, wave, most_looks) if most_looks else None
+        jobs = round_jobs(r, m, list(range(n)) if r == 1 else None, looks, wave, judges)
         total += len(list_schedule(jobs, wave))
         bound += round_bound(jobs, wave)
     if n == 1:

@@ -19,7 +19,8 @@ import time
 from .base import ArenaError, read_text
 from .cards import card_names, load_cards, load_rubric
 from .jobs import field_sizes, job_kind, judge_id
-from .state import alive_agents, fixes_text, opponent, path_of, points, reproducer_note
+from .state import (alive_agents, fixes_text, looks_text, opponent, pairing_text, path_of, points,
+                    reproducer_note)
 from .storage import atomic_write
 from .outputs import HEADER, attacks_on
 from .schedule import progress_line
@@ -246,6 +247,9 @@ class Report:
         said = [("judge %d: " % (k + 1) if len(looks) > 1 else "judge: ") + why
                 for k, why in enumerate(reasons) if why]
         why = '<p class="why">%s</p>' % esc(" · ".join(said)) if said else ""
+        paired = pairing_text(st["rounds"][rnd - 1], m)
+        if paired:
+            why += '<p class="why muted">%s</p>' % esc(paired)
         if res and res["how"] in ("forfeit", "record") and res.get("why"):
             why += '<p class="why">%s</p>' % esc(res["why"])
         atk = "%s-atk-%s" % (mid, opp)
@@ -269,8 +273,8 @@ class Report:
         how = res["how"]
         if how == "judge":
             text = "judge"
-            if res.get("n") == 2:
-                text = "two judges, second look %s" % ("agreed" if res.get("agree") else "disagreed: scores summed")
+            if looks_text(res):
+                text = looks_text(res)
             if res.get("rule") == "fatal":
                 text += "; the loser had a verified FATAL flaw"
             elif res.get("rule", "total") != "total":
@@ -329,7 +333,7 @@ class Report:
             got = [g for g in got if g]
             if got:
                 out.append("<span><b>%s</b> %s</span>" % (esc(a), " ".join(got)))
-        verdicts = [self.link("out/%s.json" % judge_id(mid, k), "verdict %d" % k) for k in range(1, 4)]
+        verdicts = [self.link("out/%s.json" % judge_id(mid, k), "verdict %d" % k) for k in range(1, 10)]
         verdicts = [v for v in verdicts if v]
         if verdicts:
             out.append("<span><b>judges</b> %s</span>" % " ".join(verdicts))
@@ -431,8 +435,8 @@ class Report:
         decided = [st["results"][m["id"]] for m in matches if m["id"] in st["results"]]
         hows = {}
         for r in decided:
-            key = "second looks" if r.get("n") == 2 else {"forfeit": "forfeits", "record": "by hand",
-                                                          "panel": "panels"}.get(r["how"])
+            key = "second looks" if r.get("n") == 2 else "three or more looks" if r.get("n", 1) > 2 and \
+                r["how"] == "judge" else {"forfeit": "forfeits", "record": "by hand", "panel": "panels"}.get(r["how"])
             if key:
                 hows[key] = hows.get(key, 0) + 1
         alive = 2 * len(matches) + (1 if rnd["bye"] else 0)
@@ -465,7 +469,8 @@ class Report:
             cls = "side" if not res else "side w" if res["w"] == x else "side l"
             atk = st["summ"].get("%s-atk-%s" % (mid, x), {}).get("labels")
             ans = st["summ"].get("%s-def-%s" % (mid, x), {}).get("ans")
-            fatal = res and res.get("fatal", {}).get(x) or (looks and len(looks) == 3 and all(v["fat"][x] for v in looks))
+            fatal = res and res.get("fatal", {}).get(x) or (res and res["how"] == "panel" and looks
+                                                            and all(v["fat"][x] for v in looks))
             files = [self.link("out/%s-sol-%s.md" % (mid, x), "sol"),
                      self.link("out/%s-atk-%s.md" % (mid, x), "atk" + (" " + esc(atk) if atk else "")),
                      self.link("out/%s-def-%s.md" % (mid, x), "def" + (" " + esc(ans) if ans else ""))]
@@ -486,7 +491,7 @@ class Report:
         else:
             how = '<span class="wait">%s</span>' % esc(self.pending_text(mid))
         verdicts = [self.link("out/%s.json" % judge_id(mid, k), "verdict" if k == 1 else "look %d" % k)
-                    for k in range(1, 4)]
+                    for k in range(1, 10)]
         return ('<div class="match" id="%s" data-winner="%s" data-a="%s" data-b="%s" data-state="%s"%s>'
                 '<span class="mid">%s</span>%s<div class="score">%s</div>%s<div class="how">%s</div>'
                 '<div class="vl">%s</div></div>' % (
@@ -497,8 +502,10 @@ class Report:
     def short_how(self, res):
         if res["how"] == "judge":
             text = "judge"
-            if res.get("n") == 2:
-                text = "2 looks, " + ("agreed" if res.get("agree") else "split")
+            if res.get("n", 1) >= 2:
+                text = "%d looks, " % res["n"] + ("agreed" if res.get("agree") else
+                                                   "%d-%d" % (res["votes"], res["n"] - res["votes"]) if "votes" in res
+                                                   else "split")
             rule = res.get("rule", "total")
             if rule == "fatal":
                 text += ", FATAL rule"

@@ -61,7 +61,7 @@ def planned_calls(st):
     """Sub-agent calls of the whole run: the base plan, the extra judges made so far,
     the final's panel while it is still to come, minus jobs a forfeit cancelled."""
     n = st["agents"]
-    extra = sum(1 for j in st["jobs"] if j.endswith(("-judge2", "-judge3")))
+    extra = sum(1 for j in st["jobs"] if "-judge" in j and not j.endswith("-judge"))
     cancelled = sum(1 for info in st["jobs"].values() if info["s"] == "cancelled")
     final_paired = len(st["rounds"]) == len(field_sizes(n)) - 1
     panel = st["final_judges"] - 1 if n > 1 and not final_paired else 0
@@ -73,8 +73,9 @@ def planned_waves(st):
     if st.get("plan_waves"):
         return st["plan_waves"]
     looks = RECHECK_SHARE if st["recheck"] is not None else 0.0
+    most = st.get("most_looks") if st["recheck"] is not None else None
     if st["pack"]:
-        return packed_waves(st["agents"], st["wave"], st["baseline"], looks)[0]
+        return packed_waves(st["agents"], st["wave"], st["baseline"], looks, most)[0]
     return sum(r[5] for r in plan_rows(st["agents"], st["wave"], st["baseline"]))
 
 

@@ -7,10 +7,13 @@ or writes files: storage.py persists it, outputs.py turns files into events.
 """
 
 
-from .base import ArenaError, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, TRIES, rng_for, shuffled
+from fractions import Fraction
+
+from .base import (ArenaError, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, LATE_FIELD, TRIES, rng_for,
+                   shuffled)
 from .cards import deal_cards
 from .pairing import make_round
-from .jobs import agent_ids, job_kind, judge_id, match_of
+from .jobs import agent_ids, first_looks as jobs_first_looks, job_kind, judge_id, match_of
 from .workspace import PHASE_MINUTES
 
 
@@ -28,6 +31,8 @@ def new_state(ev, sizes):
         "recheck": ev.get("recheck", DEFAULT_RECHECK), "final_judges": ev.get("final_judges", 1),
         "pack": ev.get("pack", True), "batch_waves": ev.get("batch_waves", DEFAULT_BATCH),
         "mode": ev.get("mode", "conductor"), "sizes": list(sizes), "plan_waves": ev.get("plan_waves"),
+        # runs started before rated pairing and looks to a majority lack these and keep the old rules
+        "pairing": ev.get("pairing", "drawn"), "most_looks": ev.get("most_looks"),
         "cards": {a: c for a, c in zip(ids, cards)},
         "byes": {}, "out": {}, "sol": {}, "rounds": [], "results": {},
         "jobs": {}, "summ": {}, "waves": [], "batch": None, "champion": None,
@@ -58,7 +63,13 @@ def alive_agents(st):
 def start_round(st, alive):
     number = len(st["rounds"]) + 1
     modes = {a: st["cards"][a][0] for a in alive}
-    rnd = make_round(number, alive, st["byes"], modes, st["seed"])
+    rated = None
+    if number > 1 and st["pairing"] == "rated":
+        rated = ratings(st, alive)
+    values = rating_values(rated) if rated else None
+    rnd = make_round(number, alive, st["byes"], modes, st["seed"], values)
+    if rated:
+        rnd["rated"] = [[a] + rated[a] for a in sorted(alive, key=lambda a: (-values[a], a)) if a != rnd["bye"]]
     st["rounds"].append(rnd)
     if rnd["bye"]:
         st["byes"][rnd["bye"]] = st["byes"].get(rnd["bye"], 0) + 1
@@ -70,13 +81,68 @@ def start_round(st, alive):
         for step in ("atk", "def"):
             add_job(st, "%s-%s-%s" % (mid, step, a))
             add_job(st, "%s-%s-%s" % (mid, step, b))
-        judges = st["final_judges"] if len(alive) == 2 else 1
-        # When a round's judges leave half a wave empty anyway, both looks run
-        # side by side: a second opinion for no extra wave, where it matters most.
-        if judges == 1 and st["recheck"] is not None and 2 * len(rnd["matches"]) <= st["wave"]:
-            judges = 2
-        for k in range(1, judges + 1):
+        for k in range(1, first_looks(st, rnd) + 1):
             add_job(st, judge_id(mid, k))
+
+
+def first_looks(st, rnd):
+    """Judges a match of this round starts with (jobs.first_looks)."""
+    matches = len(rnd["matches"])
+    if st["recheck"] is None:
+        return st["final_judges"] if matches == 1 and not rnd["bye"] else 1
+    return jobs_first_looks(matches, field_of(rnd), st["wave"], st["final_judges"], most_looks(st, rnd))
+
+
+def field_of(rnd):
+    return 2 * len(rnd["matches"]) + (1 if rnd["bye"] else 0)
+
+
+def most_looks(st, rnd):
+    """Most looks one match of this round may take (see MOST_LOOKS); 2 for runs
+    started before looks to a majority, and the first looks when rechecks are off."""
+    if st["recheck"] is None:
+        return 0
+    if st.get("most_looks") is None:
+        return 2
+    early, late = st["most_looks"]
+    return late if field_of(rnd) <= LATE_FIELD else early
+
+
+def ratings(st, alive):
+    """{agent: [points, looks]}: every judge's total for each agent, summed over all
+    its judged matches so far, and how many looks those were."""
+    out = {a: [0, 0] for a in alive}
+    for rnd in st["rounds"]:
+        for m in rnd["matches"]:
+            res = st["results"].get(m["id"])
+            if not res or res["how"] not in ("judge", "panel"):
+                continue
+            for v in looks_of(st, m["id"]):
+                for a in (m["a"], m["b"]):
+                    if a in out:
+                        out[a][0] += sum(v["sc"][a])
+                        out[a][1] += 1
+    return out
+
+
+def rating_values(rated):
+    """{agent: average total per look}, exact; an agent never judged yet (a bye, a
+    forfeit) stands at the average of the others, neither favoured nor feared."""
+    known = [Fraction(p, k) for p, k in rated.values() if k]
+    middle = sum(known, Fraction(0)) / len(known) if known else Fraction(0)
+    return {a: Fraction(p, k) if k else middle for a, (p, k) in rated.items()}
+
+
+def looks_of(st, mid):
+    """The verdicts of a match's judges that are in, in order."""
+    out = []
+    k = 1
+    while judge_id(mid, k) in st["jobs"]:
+        v = st["summ"].get(judge_id(mid, k))
+        if st["jobs"][judge_id(mid, k)]["s"] == "done" and v and "sc" in v:
+            out.append(v)
+        k += 1
+    return out
 
 
 def deps_of(st, job):
@@ -126,7 +192,7 @@ def settle(st, m, winner, info):
     and its judges' labels dropped, which matter only while it is open."""
     mid = m["id"]
     ids = ["%s-%s-%s" % (mid, step, x) for step in ("atk", "def") for x in (m["a"], m["b"])]
-    for job in ids + [judge_id(mid, k) for k in (1, 2, 3)]:
+    for job in ids + [judge_id(mid, k) for k in range(1, 10)]:
         job_info = st["jobs"].get(job)
         if job_info is None:
             continue
@@ -303,7 +369,7 @@ def spawn_settled(st, agent):
 
 
 def judge_arrived(st, mid):
-    """Decide the match once its judges are in, or ask for a second look."""
+    """Decide the match once its judges are in, or ask for one more look."""
     m = find_match(st, mid)
     verdicts = []
     k = 1
@@ -314,8 +380,9 @@ def judge_arrived(st, mid):
         verdicts.append(st["summ"][j])
         k += 1
     crit = len(verdicts[0]["sc"][m["a"]])
-    if len(verdicts) >= 3:
-        picks = [decide(v, m, crit)[0] for v in verdicts]
+    picks = [decide(v, m, crit)[0] for v in verdicts]
+    if len(verdicts) >= 3 and st.get("most_looks") is None:
+        # a run started before looks to a majority: the final's panel of three votes
         winner = max((m["a"], m["b"]), key=lambda a: (picks.count(a), a == picks[0]))
         tot = {a: sum(sum(v["sc"][a]) for v in verdicts) for a in (m["a"], m["b"])}
         settle(st, m, winner, {"how": "panel", "n": len(verdicts), "tot": tot,
@@ -324,22 +391,42 @@ def judge_arrived(st, mid):
     merged = merge_verdicts(verdicts, m)
     winner, rule = decide(merged, m, crit)
     tot = {a: sum(merged["sc"][a]) for a in (m["a"], m["b"])}
-    if len(verdicts) == 1 and st["recheck"] is not None and is_close(merged, m, st["recheck"]):
-        add_job(st, judge_id(mid, 2))
+    if wants_another_look(st, m, merged, picks):
+        add_job(st, judge_id(mid, len(verdicts) + 1))
         return
     info = {"how": "judge", "n": len(verdicts), "tot": tot, "fatal": merged["fat"], "rule": rule}
-    if len(verdicts) == 2:
-        info["agree"] = decide(verdicts[0], m, crit)[0] == decide(verdicts[1], m, crit)[0]
+    if len(verdicts) >= 2:
+        info["agree"] = len(set(picks)) == 1
+        info["votes"] = picks.count(winner)
     settle(st, m, winner, info)
 
 
+def wants_another_look(st, m, merged, picks):
+    """One more judge for this match?
+
+    After one look: when it was close (near totals, low confidence, a FATAL that
+    overturned the totals). After two or more: while no side has won a majority of
+    the most looks the match may take, so split looks get a tie-breaker and the last
+    two rounds, where a wrong call costs the most, play to three of five.
+    """
+    if st["recheck"] is None:
+        return False
+    if len(picks) == 1:
+        return is_close(merged, m, st["recheck"])
+    most = most_looks(st, st["rounds"][int(m["id"].split("-")[0][1:]) - 1])
+    if len(picks) >= most:
+        return False
+    return max(picks.count(m["a"]), picks.count(m["b"])) <= most // 2
+
+
 def merge_verdicts(verdicts, m):
-    """Two looks combine by summing scorecards; a FATAL stands only if both saw it."""
+    """Looks combine by summing scorecards; a FATAL stands only if more than half of
+    the looks saw it (both of two)."""
     if len(verdicts) == 1:
         return verdicts[0]
     sides = (m["a"], m["b"])
     sc = {a: [sum(v["sc"][a][i] for v in verdicts) for i in range(len(verdicts[0]["sc"][a]))] for a in sides}
-    fat = {a: all(v["fat"][a] for v in verdicts) for a in sides}
+    fat = {a: 2 * sum(1 for v in verdicts if v["fat"][a]) > len(verdicts) for a in sides}
     return {"sc": sc, "fat": fat, "conf": "high"}
 
 
@@ -387,8 +474,9 @@ def judge_sides(st, job, attempt):
     so no label comes back on a later try and a late verdict names the try it
     answers. The order is drawn once per job from the seed: a retry replaces a
     try whose verdict never counted, so the same seed gives the same
-    presentation however many tries a judge needed. A second look always sees
-    the first look's order swapped.
+    presentation however many tries a judge needed. Later looks alternate the
+    first look's order (the second swapped, the third as the first, ...), so
+    position bias cancels as far as the count of looks allows.
     """
     if job == "final":
         sides = ["winner", "baseline"]
@@ -396,16 +484,19 @@ def judge_sides(st, job, attempt):
         m = find_match(st, match_of(job))
         sides = [m["a"], m["b"]]
     pool = list(LABELS)
-    if job.endswith("-judge2"):
+    look = 1 if job == "final" else int(job.rsplit("judge", 1)[1] or 1)
+    # runs started before looks to a majority drew a panel judge's order on its own
+    if look == 2 or (look > 2 and st.get("most_looks") is not None):
         first = judge_id(match_of(job), 1)
         prior = st["summ"].get(first)
         if prior and st["jobs"][first].get("lab"):
             order = st["jobs"][first]["lab"][0]
-        else:  # both looks run side by side
+        else:  # the looks run side by side
             order = judge_sides(st, first, 1)[0]
-        sides = [order[1], order[0]]
-        # the first look's labels, on any of its tries, never name the second look's sides
-        pool = [x for x in pool if x not in label_slice(st, first)]
+        sides = [order[1], order[0]] if look % 2 == 0 else list(order)
+        # the first look's labels, on any of its tries, never name a later look's sides
+        used = label_slice(st, first)
+        pool = [x for x in pool if x not in used]
     else:
         sides = shuffled(rng_for(st["seed"], "order", job), sides)
     start = 2 * (attempt - 1) % len(pool)
@@ -448,6 +539,40 @@ def fixes_text(st, m, agent):
         parts.append("attack%s %s of those on %s, %s it shared" % (
             "s" if len(also) > 1 else "", numbers(also), opponent(m, agent), "flaws" if len(also) > 1 else "a flaw"))
     return "%s fixed %s" % (agent, "; ".join(parts) if parts else "nothing")
+
+
+def looks_text(res):
+    """How a judged match's looks voted, in words ('' for a single look)."""
+    n = res.get("n", 1)
+    if res.get("how") != "judge" or n < 2:
+        return ""
+    if n == 2 and "votes" not in res:  # runs started before looks to a majority
+        return "second look %s" % ("agreed" if res.get("agree") else "disagreed: scores summed")
+    votes = res.get("votes", n if res.get("agree") else 0)
+    if res.get("agree"):
+        return "%d looks, all agreed" % n
+    return "%d looks, %d of %d for the winner, scores summed" % (n, votes, n)
+
+
+def pairing_text(rnd, m):
+    """Why two agents met: their places in the rating the round was paired by ('' if drawn)."""
+    rated = rnd.get("rated")
+    if not rated or len(rated) < 3:  # two agents left: nothing to choose
+        return ""
+    place = {row[0]: (k, row[1], row[2]) for k, row in enumerate(rated, 1)}
+    if m["a"] not in place or m["b"] not in place:
+        return ""
+
+    def side(agent):
+        k, pts, looks = place[agent]
+        return "%s %s of %d (%s)" % (agent, ordinal(k), len(rated),
+                                     "average " + points(pts, looks) if looks else "no looks yet, placed mid-field")
+    return "paired strongest-with-weakest by average score so far: %s vs %s" % (side(m["a"]), side(m["b"]))
+
+
+def ordinal(k):
+    tail = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return "%d%s" % (k, tail)
 
 
 def points(total, looks):
