@@ -75,8 +75,8 @@ class FirstUse(unittest.TestCase):
         self.assertNotRegex(text + out, r"\b1 (matches|agents|rounds|second looks|more judge calls)\b")
 
     def test_plan_and_the_readme_simulator_table_give_the_same_calls(self):
-        # the simulator's row is a mean over its runs; plan's the expectation from the share of
-        # close matches the simulator measured: both round to the same whole number of calls
+        # the simulator's row is a mean over its runs; plan's the expectation from the judge calls
+        # per match the simulator measured: both round to the same whole number of calls
         text = readme.section("How it works")
         rows = {m.group(1).strip(): int(m.group(2).replace(",", ""))
                 for m in re.finditer(r"^\| ([^|]+) \|(?: [^|]+ \|){3} ([\d,]+) \(", text, re.M)}
@@ -84,7 +84,7 @@ class FirstUse(unittest.TestCase):
         plain = int(re.search(r"^total +(\d+) ", out, re.M).group(1))
         looked = int(re.search(r"(\d+) calls in all", out).group(1))
         self.assertEqual(rows["plain, one judge per match"], plain, rows)
-        self.assertEqual(rows["second look at close matches (default)"], looked, rows)
+        self.assertEqual(rows["rated pairing and looks to a majority (default)"], looked, rows)
         _, off, _ = run_cli(["plan", "--agents", "100", "--recheck", "off"], self.cwd)
         self.assertNotIn("calls in all", off)
 

@@ -417,7 +417,7 @@ def cmd_status(args):
             "off" if st["recheck"] is None else "within %d points" % st["recheck"]))
         for rnd in st["rounds"]:
             decided = [st["results"][m["id"]] for m in rnd["matches"] if m["id"] in st["results"]]
-            looks = sum(1 for r in decided if r.get("n") == 2)
+            looks = sum(1 for r in decided if r.get("n", 1) >= 2)
             print("round %d: %d alive, %s, %d decided%s%s" % (
                 rnd["n"], 2 * len(rnd["matches"]) + (1 if rnd["bye"] else 0), plural(len(rnd["matches"]), "match"),
                 len(decided), ", " + plural(looks, "second look") if looks else "", ", bye " + rnd["bye"] if rnd["bye"] else ""))

@@ -2,8 +2,9 @@
 
 A state is plain JSON-able data; it changes only through apply(state, event), so replaying
 the journal rebuilds it exactly. This module owns rounds, matches, job statuses, retries
-and fallbacks, and the judging arithmetic (decide, second looks, panels). It never reads
-or writes files: storage.py persists it, outputs.py turns files into events.
+and fallbacks, the ratings later rounds are paired by, and the judging arithmetic (decide,
+more looks, the panels of old runs). It never reads or writes files: storage.py persists
+it, outputs.py turns files into events.
 """
 
 
