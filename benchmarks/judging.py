@@ -428,10 +428,10 @@ def report(args, out=sys.stdout):
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="judging.py", description="Measure how often the best solution wins the "
-                                "arena bracket under a modelled judge, with and without second looks.")
+                                "arena bracket under a modelled judge, with and without more looks and rated pairing.")
     p.add_argument("--runs", type=int, default=1500,
-                   help="tournaments per cell (default 1500: about 9 CPU-minutes, so about 5 minutes "
-                   "on 2 idle cores; 16 minutes on a busy 2-core machine)")
+                   help="tournaments per cell (default 1500: about 8 CPU-minutes, so about 5 minutes "
+                   "on 2 idle cores; much longer on a busy machine)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--quick", action="store_true", help="200 runs per cell, for a rough look")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: all cores)")

@@ -280,7 +280,7 @@ class PlanTest(unittest.TestCase):
     def test_expected_looks(self):
         # 100 agents, W=10: rounds of 50, 25, 12, 6 matches judged once unless close or split,
         # then 3 matches two at a time, then the last two rounds to three of five
-        self.assertEqual(expected_looks(100, 10), 45)
+        self.assertEqual(expected_looks(100, 10), 46)
 
 
 if __name__ == "__main__":
