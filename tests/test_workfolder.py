@@ -48,7 +48,7 @@ class Project(unittest.TestCase):
         cwd = self.project(*init)
         before = standin.tree(cwd)
         agent = standin.StandIn(cwd, seed=5, run_code=run_code)
-        standin.Orchestrator(cwd, agent, "t").play()
+        standin.Orchestrator(cwd, agent, "t", runner=standin.run_here).play()
         self.assertEqual(standin.tree(cwd), before)
         briefs = {os.path.basename(p)[:-3]: read(p) for p in glob.glob(os.path.join(cwd, ".arena", "t", "b", "*.md"))}
         self.assertEqual({job_kind(j) for j in briefs}, {"spawn", "atk", "def", "judge", "final"})
@@ -244,7 +244,7 @@ class Evidence(Project):
                 for side in (m["a"], m["b"]):
                     always["%s-atk-%s" % (m["id"], side)] = how
         agent = standin.StandIn(cwd, seed=5, run_code=True, always=always)
-        standin.Orchestrator(cwd, agent, "t").play()
+        standin.Orchestrator(cwd, agent, "t", runner=standin.run_here).play()
         return cwd, agent, state_of(cwd)
 
     def test_judges_rerun_reproducers_copied_without_agent_ids(self):
@@ -301,7 +301,7 @@ class Evidence(Project):
         m = st["rounds"][0]["matches"][0]
         atk = "%s-atk-%s" % (m["id"], m["a"])
         agent = standin.StandIn(cwd, seed=5, run_code=True, misbehave={atk: "bad-reproducer"})
-        standin.Orchestrator(cwd, agent, "t").play()
+        standin.Orchestrator(cwd, agent, "t", runner=standin.run_here).play()
         journal = read(os.path.join(cwd, ".arena", "t", "journal.jsonl"))
         fails = [line for line in journal.splitlines() if '"fail"' in line and atk in line]
         self.assertEqual(agent.calls.count(atk), 2)
@@ -312,7 +312,7 @@ class Evidence(Project):
         cwd = self.project("--run-code")
         judge = state_of(cwd)["rounds"][0]["matches"][0]["id"] + "-judge"
         agent = standin.StandIn(cwd, seed=5, run_code=True, misbehave={judge: "bad-reproduced"})
-        standin.Orchestrator(cwd, agent, "t").play()
+        standin.Orchestrator(cwd, agent, "t", runner=standin.run_here).play()
         self.assertEqual(agent.calls.count(judge), 2)
         journal = read(os.path.join(cwd, ".arena", "t", "journal.jsonl"))
         fails = [line for line in journal.splitlines() if '"fail"' in line and judge in line]
