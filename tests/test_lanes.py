@@ -62,10 +62,10 @@ class Lanes(LaneWorkspace):
             with self.subTest(wave=wave, lane_jobs=lane_jobs):
                 # W decides which rounds judge twice side by side, so the reference has the same W
                 ref = self.workspace(16, 4, "--waves", "--wave", str(wave))
-                standin.Orchestrator(ref, standin.StandIn(ref, seed=4), "c", wave=wave).play()
+                standin.Orchestrator(ref, standin.StandIn(ref, seed=4), "c", wave=wave, runner=standin.run_here).play()
                 cwd = self.workspace(16, 4, "--wave", str(wave), "--lane-jobs", str(lane_jobs))
                 agent = standin.StandIn(cwd, seed=4)
-                orch = standin.Orchestrator(cwd, agent, "c", wave=wave)
+                orch = standin.Orchestrator(cwd, agent, "c", wave=wave, runner=standin.run_here)
                 orch.play()
                 self.assertEqual(self.outcome(cwd), self.outcome(ref))
                 self.assertEqual(max(collections.Counter(agent.calls).values()), 1, "a job ran twice")
