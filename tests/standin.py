@@ -20,6 +20,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 BRACKET = os.path.join(ROOT, "skills", "arena", "bracket.py")
+# the engine as SKILL.md runs it: `python3 -S` (no site-packages; the engine needs none)
+ENGINE = [sys.executable, "-S", BRACKET]
 sys.path.insert(0, os.path.join(ROOT, "skills", "arena"))
 
 from arena import cli as _cli  # noqa: E402
@@ -53,7 +55,7 @@ if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
 
 def run_cli(args, cwd, check=True, env=None):
     """bracket.py as an orchestrator runs it; returns (code, stdout, stderr)."""
-    proc = subprocess.run([sys.executable, BRACKET] + list(args), cwd=cwd, capture_output=True, text=True,
+    proc = subprocess.run(ENGINE + list(args), cwd=cwd, capture_output=True, text=True,
                           env=env, timeout=120)
     if check and proc.returncode != 0:
         raise AssertionError("bracket.py %s failed (%d): %s" % (" ".join(args), proc.returncode, proc.stderr))

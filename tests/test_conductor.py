@@ -78,7 +78,7 @@ class ConductorTest(unittest.TestCase):
         agent = standin.StandIn(cwd, seed=7)
         handed = []
         for _ in range(6):
-            procs = [subprocess.Popen([sys.executable, standin.BRACKET, "next", "--run", "c", "--conductor"], cwd=cwd,
+            procs = [subprocess.Popen(standin.ENGINE + ["next", "--run", "c", "--conductor"], cwd=cwd,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
             outs = [p.communicate(timeout=60) for p in procs]
             waves = [standin.parse_wave(o) for o, _ in outs]

@@ -16,7 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import test_reliability as rel  # noqa: E402
-from standin import BRACKET  # noqa: E402
+from standin import BRACKET, ENGINE  # noqa: E402
 from arena.base import MAX_ATTACKS  # noqa: E402
 from arena.cards import load_rubric  # noqa: E402
 from arena.outputs import BadOutput, check_solution, parse_answers, parse_attacks, parse_verdict, strip_header  # noqa: E402
@@ -242,7 +242,7 @@ class CliFuzz(unittest.TestCase):
                     # exec cannot pass NUL or lone surrogates
                     argv = [a.replace("\x00", "").encode("utf-8", "replace").decode() for a in rand_argv(rng)]
                     before = states(d)
-                    proc = subprocess.run([sys.executable, BRACKET] + argv, cwd=d, capture_output=True, timeout=60)
+                    proc = subprocess.run(ENGINE + argv, cwd=d, capture_output=True, timeout=60)
                     CASES["cli-process"] += 1
                     err = proc.stderr.decode("utf-8", "replace")
                     if proc.returncode not in (0, 2) or "Traceback" in err:

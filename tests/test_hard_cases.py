@@ -17,7 +17,7 @@ import tempfile
 import unittest
 
 import standin
-from standin import BRACKET, run_cli
+from standin import ENGINE, run_cli
 from arena import outputs, state
 from arena.base import ArenaError, TRIES
 from arena.cards import load_cards, load_rubric
@@ -343,7 +343,7 @@ class RunNames(Run):
 
     def test_a_killed_init_is_safe_to_repeat(self):
         env = dict(os.environ, ARENA_KILL_AT="2")  # dies writing task.md, before the journal
-        proc = subprocess.run([sys.executable, BRACKET, "init", "--agents", "2", "--seed", "1", "--task-file",
+        proc = subprocess.run(ENGINE + ["init", "--agents", "2", "--seed", "1", "--task-file",
                                "task.md", "--run", "t", "--direct"], cwd=self.cwd, capture_output=True, env=env)
         self.assertLess(proc.returncode, 0)
         self.assertTrue(os.path.isdir(os.path.join(self.cwd, ".arena", "t")))

@@ -108,7 +108,7 @@ class Lanes(LaneWorkspace):
         cwd = self.workspace(4, 2, "--wave", "2")
         run_cli(["next", "--run", "c"], cwd)
         # the issue event is journaled, the kill comes before the job was printed
-        code = subprocess.run([sys.executable, standin.BRACKET, "lane", "--run", "c", "--lane", "1.1", "--wait", "0"],
+        code = subprocess.run(standin.ENGINE + ["lane", "--run", "c", "--lane", "1.1", "--wait", "0"],
                               cwd=cwd, env=dict(os.environ, ARENA_KILL_AT=str(kill_point_after_issue(cwd))),
                               capture_output=True).returncode
         self.assertEqual(code, -9)
@@ -212,7 +212,7 @@ def kill_point_after_issue(cwd):
         try:
             shutil.copytree(os.path.join(cwd, ".arena"), os.path.join(probe, ".arena"))
             shutil.copy(os.path.join(cwd, "task.md"), probe)
-            subprocess.run([sys.executable, standin.BRACKET, "lane", "--run", "c", "--lane", "1.1", "--wait", "0"],
+            subprocess.run(standin.ENGINE + ["lane", "--run", "c", "--lane", "1.1", "--wait", "0"],
                            cwd=probe, env=dict(os.environ, ARENA_KILL_AT=str(point)), capture_output=True)
             with open(os.path.join(probe, ".arena", "c", "journal.jsonl"), encoding="utf-8") as f:
                 events = [json.loads(line) for line in f if line.endswith("\n")]
@@ -311,7 +311,7 @@ class LanesKilled(LaneWorkspace):
             live = list(lanes)
             while live:
                 for lane in list(live):
-                    argv = [sys.executable, standin.BRACKET, "lane", "--run", "c", "--lane", lane, "--wait", "0"]
+                    argv = standin.ENGINE + ["lane", "--run", "c", "--lane", lane, "--wait", "0"]
                     point = 1 + (step + len(agent.calls)) % 9
                     p = subprocess.run(argv, cwd=cwd, env=dict(os.environ, ARENA_KILL_AT=str(point)),
                                        capture_output=True, text=True)

@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import standin  # noqa: E402
-from standin import BRACKET, parse_wave  # noqa: E402
+from standin import ENGINE, parse_wave  # noqa: E402
 from arena import storage  # noqa: E402
 from arena.base import FORMAT, TRIES  # noqa: E402
 from arena.jobs import job_kind, match_of  # noqa: E402
@@ -100,7 +100,7 @@ def forked(cwd, args, kill_at=None, delay=None):
 
 def process(cwd, args, delay=None):
     """A real `python3 bracket.py` process, SIGKILLed after delay seconds if still running."""
-    proc = subprocess.Popen([sys.executable, BRACKET] + list(args), cwd=cwd, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(ENGINE + list(args), cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     if delay is not None:
         try:
@@ -361,15 +361,25 @@ def hook_killer(rng, rate, top, bucket="hook"):
 
 
 def timed_killer(rng, rate, top, real_process=False):
+    """Kill a call at a random moment: forked calls within `top` seconds; real processes
+    within `top` times the median length of the calls this killer let finish (so the kills
+    land inside the process however fast the machine is)."""
+    lengths = []
+
     def kill(cwd, argv):
         if rng.random() >= rate:
-            return (False,) + cli(cwd, *argv)
-        delay = rng.uniform(0, top)
+            if not real_process:
+                return (False,) + cli(cwd, *argv)
+            start = time.monotonic()
+            _, code, out, err = process(cwd, argv)
+            lengths.append(time.monotonic() - start)
+            return False, code, out, err
         if real_process:
-            killed, code, out, err = process(cwd, argv, delay)
+            typical = sorted(lengths)[len(lengths) // 2] if lengths else 0.1
+            killed, code, out, err = process(cwd, argv, rng.uniform(0, top * typical))
             KILLS["timed-process"] += killed
         else:
-            killed, code, out, err = forked(cwd, argv, delay=delay)
+            killed, code, out, err = forked(cwd, argv, delay=rng.uniform(0, top))
             KILLS["timed-fork"] += killed
         return killed, code, out, err
     return kill
@@ -470,7 +480,7 @@ class KillAndResume(unittest.TestCase):
     def test_real_process_kills(self):
         """Real `python3 bracket.py next` processes SIGKILLed at seeded random times."""
         rng = random.Random(31)
-        driver = self.tournament(16, 21, timed_killer(rng, 0.7, 0.25, real_process=True))
+        driver = self.tournament(16, 21, timed_killer(rng, 0.7, 1.2, real_process=True))
         self.assertGreaterEqual(driver.kills, 5)
 
     def test_every_point_of_one_wave(self):

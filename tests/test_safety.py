@@ -13,7 +13,7 @@ sys.path.insert(0, HERE)
 
 import standin  # noqa: E402
 import test_reliability as rel  # noqa: E402
-from standin import BRACKET  # noqa: E402
+from standin import BRACKET, ENGINE  # noqa: E402
 
 ARENA = os.path.dirname(BRACKET)
 # A second bracket.py process whose lock wait is short, so a test need not wait 10 s.
@@ -90,7 +90,7 @@ class Locking(unittest.TestCase):
 
     def test_two_processes_racing(self):
         """Two real `next` at once: both succeed one after the other, one wave is issued once."""
-        procs = [subprocess.Popen([sys.executable, BRACKET, "next", "--run", "r"], cwd=self.d, stdout=subprocess.PIPE,
+        procs = [subprocess.Popen(ENGINE + ["next", "--run", "r"], cwd=self.d, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True) for _ in range(2)]
         outs = [p.communicate(timeout=60) + (p.returncode,) for p in procs]
         self.assertEqual([o[2] for o in outs], [0, 0], outs)

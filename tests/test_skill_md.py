@@ -92,7 +92,7 @@ class SkillMdTest(unittest.TestCase):
             env = dict(os.environ, PYTHONPATH="")
             for args in (["plan", "--agents", "100"], ["init", "--quick", "--seed", "1", "--task-file", "task.md"],
                          ["next", "--direct"]):
-                proc = subprocess.run([sys.executable, os.path.join(copy, "bracket.py")] + args, cwd=work,
+                proc = subprocess.run([sys.executable, "-S", os.path.join(copy, "bracket.py")] + args, cwd=work,
                                       capture_output=True, text=True, env=env, timeout=60)
                 self.assertEqual(proc.returncode, 0, proc.stderr)
             self.assertIn("Wave 1: 8 Agent calls", proc.stdout)

@@ -77,7 +77,7 @@ def play(bin_path, prompt, setup, policy, log_dir=None, timeout=240, extra_args=
 
 def bracket(setup, *args):
     """bracket.py of the installed skill (or the repo's), run in the work dir."""
-    p = subprocess.run([sys.executable, os.path.join(SKILL_SRC, "bracket.py")] + list(args), cwd=setup.cwd,
+    p = subprocess.run([sys.executable, "-S", os.path.join(SKILL_SRC, "bracket.py")] + list(args), cwd=setup.cwd,
                        capture_output=True, text=True, timeout=60)
     return p.returncode, p.stdout + p.stderr
 
