@@ -95,13 +95,15 @@ def pick(seed, *labels):
 class StandIn:
     """Plays any job from its brief alone. `misbehave` maps job id -> how to fail (first try only)."""
 
-    def __init__(self, cwd, seed=0, misbehave=None, always=None, run_code=False):
+    def __init__(self, cwd, seed=0, misbehave=None, always=None, run_code=False, checks=True):
         self.cwd, self.seed = cwd, seed
         self.misbehave = dict(misbehave or {})
         self.always = dict(always or {})
         self.calls = []
-        # with run_code, every job writes check.py in its work folder and runs it the way its brief says
+        # with run_code, attacks carry reproducers and judges run them; with checks too, every
+        # job also writes check.py in its work folder and runs it the way its brief says
         self.run_code, self.code_runs, self.reproduced = run_code, {}, {}
+        self.checks = run_code and checks
 
     def __call__(self, call):
         prompt = call["prompt"]
@@ -117,7 +119,7 @@ class StandIn:
         kind = job_kind(job)
         out = re.search(r"`(\.arena/[^`]+?/out/%s\.(?:md|json))`" % re.escape(job), brief).group(1)
         write = lambda rel, text: self._write(rel, text)
-        if self.run_code:
+        if self.checks:
             self.code_runs[job] = self._run_check(brief)
         if how == "missing":
             return receipt

@@ -119,13 +119,15 @@ class TournamentTest(unittest.TestCase):
         self.assertLess(looks, matches, "every match took a second look: the judge stand-in sees no difference")
 
     def test_the_real_command_plays_a_whole_run(self):
-        """Once through `python3 bracket.py` processes, as the main session runs it."""
-        cwd, agent, orch = self.play(16, True, mode=(), seed=9, runner=standin.run_cli)
-        state = self.check_finished(cwd, agent, orch, 16, True)
+        """Once through `python3 -S bracket.py` processes, as the main session and its lanes
+        run it: 7 agents with a baseline, so a bye and the baseline's judge are in it too."""
+        cwd, agent, orch = self.play(7, True, mode=(), seed=9, runner=standin.run_cli)
+        state = self.check_finished(cwd, agent, orch, 7, True)
         _, text, _ = run_cli(["winner", "--run", "t"], cwd)
         checker.check_run(self, cwd, "t", state, text)
-        # the same run in-process ends the same way
-        self.assertEqual(standin.finished(16, 9, (), True).state()["results"], state["results"])
+        self.assertTrue(state["byes"], "no bye")
+        # the same run in-process (the sweep above plays it) ends the same way
+        self.assertEqual(standin.finished(7, 9, (), True).state()["results"], state["results"])
 
     def test_hundred_agents(self):
         cwd, agent, orch = self.play(100, True, mode=["--waves"])

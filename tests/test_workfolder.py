@@ -243,7 +243,7 @@ class Evidence(Project):
             for m in st["rounds"][0]["matches"]:
                 for side in (m["a"], m["b"]):
                     always["%s-atk-%s" % (m["id"], side)] = how
-        agent = standin.StandIn(cwd, seed=5, run_code=True, always=always)
+        agent = standin.StandIn(cwd, seed=5, run_code=True, checks=False, always=always)
         standin.Orchestrator(cwd, agent, "t", runner=standin.run_here).play()
         return cwd, agent, state_of(cwd)
 
@@ -300,7 +300,7 @@ class Evidence(Project):
         st = state_of(cwd)
         m = st["rounds"][0]["matches"][0]
         atk = "%s-atk-%s" % (m["id"], m["a"])
-        agent = standin.StandIn(cwd, seed=5, run_code=True, misbehave={atk: "bad-reproducer"})
+        agent = standin.StandIn(cwd, seed=5, run_code=True, checks=False, misbehave={atk: "bad-reproducer"})
         standin.Orchestrator(cwd, agent, "t", runner=standin.run_here).play()
         journal = read(os.path.join(cwd, ".arena", "t", "journal.jsonl"))
         fails = [line for line in journal.splitlines() if '"fail"' in line and atk in line]
@@ -311,7 +311,7 @@ class Evidence(Project):
     def test_a_verdict_with_a_bad_reproduced_field_is_refused_and_retried(self):
         cwd = self.project("--run-code")
         judge = state_of(cwd)["rounds"][0]["matches"][0]["id"] + "-judge"
-        agent = standin.StandIn(cwd, seed=5, run_code=True, misbehave={judge: "bad-reproduced"})
+        agent = standin.StandIn(cwd, seed=5, run_code=True, checks=False, misbehave={judge: "bad-reproduced"})
         standin.Orchestrator(cwd, agent, "t", runner=standin.run_here).play()
         self.assertEqual(agent.calls.count(judge), 2)
         journal = read(os.path.join(cwd, ".arena", "t", "journal.jsonl"))

@@ -1,0 +1,119 @@
+"""The whole suite, its modules side by side: `python3 tests/run.py [-j N] [module ...]`.
+
+Each test module runs in its own `python3 -m unittest -v` process, as many at once as
+the machine has cores (-j to change it), the slowest first so the short ones fill in
+around them. A module's output is printed whole when it ends, then one summary line;
+the exit code is 0 only when every module passed. The same tests run one after another
+with `python3 -m unittest discover -s tests -v`; this only shares the cores.
+"""
+
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# The slowest modules, slowest first (seconds alone on a 2-core machine, in the README):
+# started first so that the many short modules fill the other cores around them.
+SLOW_FIRST = ["test_claude_e2e", "test_claude_probe", "test_reliability", "test_workfolder",
+              "test_tournaments", "test_lanes", "test_claude_run_code", "test_schedule", "test_report",
+              "test_cli", "test_fuzz", "test_hard_cases", "test_safety", "test_claude_plugin"]
+
+
+def modules(names):
+    found = sorted(f[:-3] for f in os.listdir(HERE) if re.match(r"test_\w+\.py$", f))
+    if names:
+        wanted = [n[:-3] if n.endswith(".py") else n for n in names]
+        unknown = [n for n in wanted if n not in found]
+        if unknown:
+            sys.exit("tests/run.py: no test module %s in %s (there are: %s)" % (
+                ", ".join(unknown), HERE, " ".join(found)))
+        found = wanted
+    rank = {n: i for i, n in enumerate(SLOW_FIRST)}
+    return sorted(found, key=lambda n: (rank.get(n, len(rank)), n))
+
+
+def counts(text):
+    """(tests run, skipped) from unittest's closing lines."""
+    ran = re.findall(r"^Ran (\d+) tests? in ", text, re.M)
+    last = re.findall(r"^(?:OK|FAILED)(?: \((.*)\))?$", text, re.M)
+    tally = dict(re.findall(r"(\w+)=(\d+)", last[-1])) if last else {}
+    return (int(ran[-1]) if ran else 0), int(tally.get("skipped", 0))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="tests/run.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2,
+                    help="modules at once (default: the number of cores, %(default)s here)")
+    ap.add_argument("module", nargs="*", help="test modules to run (default: every tests/test_*.py)")
+    args = ap.parse_args(argv)
+    if args.jobs < 1:
+        ap.error("-j must be 1 or more")
+    todo = modules(args.module)
+    lock = threading.Lock()
+    procs, results = {}, {}
+    start = time.monotonic()
+
+    def one(name):
+        began = time.monotonic()
+        proc = subprocess.Popen([sys.executable, "-m", "unittest", "-v", name], cwd=HERE, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        with lock:
+            procs[name] = proc
+        out = proc.communicate()[0].decode("utf-8", "replace")
+        seconds = time.monotonic() - began
+        ran, skipped = counts(out)
+        ok = proc.returncode == 0
+        with lock:
+            del procs[name]
+            results[name] = (ok, ran, skipped, seconds)
+            sys.stdout.write("\n==== %s: %s, %d tests%s, %.1f s ====\n%s" % (
+                name, "OK" if ok else "FAILED (exit %d)" % proc.returncode, ran,
+                ", %d skipped" % skipped if skipped else "", seconds, out))
+            sys.stdout.flush()
+
+    def worker():
+        while True:
+            with lock:
+                if not todo:
+                    return
+                name = todo.pop(0)
+            one(name)
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(min(args.jobs, len(todo)))]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            while t.is_alive():
+                t.join(0.5)
+    except KeyboardInterrupt:
+        with lock:
+            for proc in procs.values():
+                try:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                except OSError:
+                    pass
+        sys.stderr.write("\ntests/run.py: interrupted; modules still running were stopped\n")
+        return 130
+    failed = sorted(n for n, r in results.items() if not r[0])
+    total = sum(r[1] for r in results.values())
+    skipped = sum(r[2] for r in results.values())
+    slowest = sorted(results, key=lambda n: -results[n][3])[:3]
+    print("\n%d tests in %d modules, %d at once: %.1f s (slowest: %s)" % (
+        total, len(results), min(args.jobs, len(results)), time.monotonic() - start,
+        ", ".join("%s %.0f s" % (n, results[n][3]) for n in slowest)))
+    if failed:
+        print("FAILED: %s" % " ".join(failed))
+        return 1
+    print("OK" + (" (skipped=%d)" % skipped if skipped else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
