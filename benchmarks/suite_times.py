@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""suite_times.py: the test suite as the README runs it, with wall and CPU time per module.
+"""suite_times.py: the test suite one module after another, with wall and CPU time per module.
 
     python3 benchmarks/suite_times.py
 
 Runs `unittest discover -s tests` in this process and prints, per test module, the wall
 time and the CPU time (this process and the child processes it waited for: bracket.py,
 claude, Chromium), then the totals and the load average, since other work on the machine
-stretches the wall times. Asserts nothing.
+stretches the wall times. Asserts nothing. The README's test command, `tests/run.py`,
+runs the same modules side by side and prints the same two times per module.
 """
 
 import collections

@@ -25,17 +25,17 @@ SLOW_FIRST = ["test_claude_e2e", "test_claude_probe", "test_reliability", "test_
               "test_cli", "test_fuzz", "test_hard_cases", "test_safety", "test_claude_plugin"]
 
 
-def modules(names):
-    found = sorted(f[:-3] for f in os.listdir(HERE) if re.match(r"test_\w+\.py$", f))
+def modules(folder, names):
+    """The test modules to run, slowest first; a name that is not there is an error (None, why)."""
+    found = sorted(f[:-3] for f in os.listdir(folder) if re.match(r"test_\w+\.py$", f))
     if names:
-        wanted = [n[:-3] if n.endswith(".py") else n for n in names]
+        wanted = [os.path.basename(n)[:-3] if n.endswith(".py") else n for n in names]
         unknown = [n for n in wanted if n not in found]
         if unknown:
-            sys.exit("tests/run.py: no test module %s in %s (there are: %s)" % (
-                ", ".join(unknown), HERE, " ".join(found)))
-        found = wanted
+            return None, "no test module %s in %s (there are: %s)" % (", ".join(unknown), folder, " ".join(found))
+        found = list(dict.fromkeys(wanted))
     rank = {n: i for i, n in enumerate(SLOW_FIRST)}
-    return sorted(found, key=lambda n: (rank.get(n, len(rank)), n))
+    return sorted(found, key=lambda n: (rank.get(n, len(rank)), n)), None
 
 
 def counts(text):
@@ -50,31 +50,40 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="tests/run.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2,
                     help="modules at once (default: the number of cores, %(default)s here)")
-    ap.add_argument("module", nargs="*", help="test modules to run (default: every tests/test_*.py)")
+    ap.add_argument("-s", "--start-dir", default=HERE, help="the folder of the test modules (default: tests/)")
+    ap.add_argument("module", nargs="*", help="test modules to run (default: every test_*.py there)")
     args = ap.parse_args(argv)
     if args.jobs < 1:
         ap.error("-j must be 1 or more")
-    todo = modules(args.module)
+    if not os.path.isdir(args.start_dir):
+        ap.error("no folder %s" % args.start_dir)
+    todo, why = modules(args.start_dir, args.module)
+    if why:
+        ap.error(why)
+    if not todo:
+        ap.error("no test_*.py in %s" % args.start_dir)
     lock = threading.Lock()
     procs, results = {}, {}
     start = time.monotonic()
 
     def one(name):
         began = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-m", "unittest", "-v", name], cwd=HERE, stdout=subprocess.PIPE,
+        proc = subprocess.Popen([sys.executable, "-m", "unittest", "-v", name], cwd=args.start_dir, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True)
         with lock:
             procs[name] = proc
-        out = proc.communicate()[0].decode("utf-8", "replace")
-        seconds = time.monotonic() - began
+        out = proc.stdout.read().decode("utf-8", "replace")
+        _, status, usage = os.wait4(proc.pid, 0)  # the CPU time of this module's process and its children
+        proc.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        seconds, cpu = time.monotonic() - began, usage.ru_utime + usage.ru_stime
         ran, skipped = counts(out)
         ok = proc.returncode == 0
         with lock:
             del procs[name]
-            results[name] = (ok, ran, skipped, seconds)
-            sys.stdout.write("\n==== %s: %s, %d tests%s, %.1f s ====\n%s" % (
+            results[name] = (ok, ran, skipped, seconds, cpu)
+            sys.stdout.write("\n==== %s: %s, %d tests%s, %.1f s (CPU %.1f s) ====\n%s" % (
                 name, "OK" if ok else "FAILED (exit %d)" % proc.returncode, ran,
-                ", %d skipped" % skipped if skipped else "", seconds, out))
+                ", %d skipped" % skipped if skipped else "", seconds, cpu, out))
             sys.stdout.flush()
 
     def worker():
@@ -105,9 +114,9 @@ def main(argv=None):
     total = sum(r[1] for r in results.values())
     skipped = sum(r[2] for r in results.values())
     slowest = sorted(results, key=lambda n: -results[n][3])[:3]
-    print("\n%d tests in %d modules, %d at once: %.1f s (slowest: %s)" % (
+    print("\n%d tests in %d modules, %d at once: %.1f s, CPU %.1f s (slowest: %s)" % (
         total, len(results), min(args.jobs, len(results)), time.monotonic() - start,
-        ", ".join("%s %.0f s" % (n, results[n][3]) for n in slowest)))
+        sum(r[4] for r in results.values()), ", ".join("%s %.0f s" % (n, results[n][3]) for n in slowest)))
     if failed:
         print("FAILED: %s" % " ".join(failed))
         return 1

@@ -192,7 +192,7 @@ class ArenaPolicy:
         self.conductor_http_error = conductor_http_error
         self.lock = threading.Lock()
         self.counts = {}          # role -> requests answered
-        self.sabotaged = 0
+        self.sabotaged = []       # the sabotages done, in order: "gives_up", "http_error"
 
     def __call__(self, req):
         role, key = role_of(req)
@@ -321,11 +321,11 @@ class ArenaPolicy:
             wave = self.last_wave(req)
             if wave is not None and wave == self.conductor_gives_up:
                 with self.lock:
-                    self.sabotaged += 1
+                    self.sabotaged.append("gives_up")
                 return text("I lost track of the bracket, sorry.")
             if wave is not None and wave == self.conductor_http_error:
                 with self.lock:
-                    self.sabotaged += 1
+                    self.sabotaged.append("http_error")
                 return {"http_status": 500}
             return nxt
         first = out.splitlines()[0] if out else ""
