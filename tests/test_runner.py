@@ -8,6 +8,8 @@ import sys
 import tempfile
 import unittest
 
+import readme
+
 RUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run.py")
 
 MODULES = {
@@ -55,6 +57,15 @@ class Runner(unittest.TestCase):
             self.assertEqual(code, 2, err)
             self.assertIn(why, err)
             self.assertNotIn("Traceback", err)
+
+
+class CIRunsTheReadmeCommand(unittest.TestCase):
+    def test_ci_ends_with_the_readme_test_command(self):
+        first = readme.commands(readme.code_blocks(readme.section("Develop and test"))[0])[0]
+        self.assertEqual(first, "python3 tests/run.py")
+        with open(os.path.join(readme.ROOT, ".ci", "run")) as f:
+            lines = [line.strip() for line in f if line.strip() and not line.lstrip().startswith("#")]
+        self.assertEqual(lines[-1], first, ".ci/run must end by running the README's test command")
 
 
 if __name__ == "__main__":
