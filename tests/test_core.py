@@ -11,7 +11,8 @@ from arena.pairing import make_round, pair_survivors  # noqa: E402
 from arena.jobs import field_sizes, list_schedule, packed_waves, plan_rows, round_jobs  # noqa: E402
 from arena.state import decide, is_close, merge_verdicts  # noqa: E402
 from arena.outputs import BadOutput, parse_verdict  # noqa: E402
-from arena.estimate import BRIEF_TOKENS, CLIENT_TOKENS, TURNS, estimate_tokens, job_counts  # noqa: E402
+from arena.estimate import (BRIEF_TOKENS, CLIENT_TOKENS, RUN_CODE_TOKENS, TURNS, estimate_tokens,  # noqa: E402
+                            job_counts)
 
 SIZES = (15, 12, 12)
 
@@ -201,8 +202,10 @@ class PlanTest(unittest.TestCase):
         calls = {"spawn": 2, "atk": 2, "def": 2, "judge": 1, "final": 0}
         size = {"solution": 100, "attack": 10, "defence": 5, "verdict": 1}
         tin, tout, _ = estimate_tokens(calls, 50, size)
-        fixed = TURNS * (CLIENT_TOKENS + BRIEF_TOKENS + 50)
-        self.assertEqual(tin, 7 * fixed + 2 * 200 + 2 * 110 + 1 * 2 * 115)
+        fixed = {k: TURNS * (CLIENT_TOKENS + BRIEF_TOKENS[k] + 50) for k in calls}
+        self.assertEqual(tin, sum(calls[k] * fixed[k] for k in calls) + 2 * 200 + 2 * 110 + 1 * 2 * 115)
+        with_code, _, _ = estimate_tokens(calls, 50, size, run_code=True)
+        self.assertEqual(with_code - tin, TURNS * sum(calls[k] * RUN_CODE_TOKENS[k] for k in calls))
         self.assertEqual(tout, 2 * 100 + 2 * 10 + 2 * 105 + 1)
         self.assertEqual(job_counts(100, 10, True, False),
                          {"spawn": 100, "atk": 198, "def": 198, "judge": 99, "final": 1})

@@ -88,6 +88,14 @@ class FirstUse(unittest.TestCase):
         _, off, _ = run_cli(["plan", "--agents", "100", "--recheck", "off"], self.cwd)
         self.assertNotIn("calls in all", off)
 
+    def test_the_readme_token_estimate_is_what_plan_prints(self):
+        shown = readme.block_with(readme.section("Try it in ten seconds (offline, no Claude Code needed)"),
+                                  "tokens (estimate)").strip()
+        with open(os.path.join(self.cwd, "haiku.md"), "w") as f:
+            f.write("Write a haiku about rain.\n")
+        _, out, _ = run_cli(["plan", "--agents", "100", "--task-file", "haiku.md"], self.cwd)
+        self.assertIn(shown, out.splitlines())
+
 
 class FlagsDocumented(unittest.TestCase):
     """Every option of `init` a user may pass to /arena is in the README's flag table and in SKILL.md."""

@@ -17,6 +17,7 @@ from arena import cli, outputs, workspace  # noqa: E402
 from arena.jobs import job_kind  # noqa: E402
 from arena.storage import Run  # noqa: E402
 from arena.workspace import PHASE_MINUTES, parse_job_minutes  # noqa: E402
+from arena.estimate import BRIEF_TOKENS, RUN_CODE_TOKENS  # noqa: E402
 from arena.base import ArenaError  # noqa: E402
 
 TASK = "Write calc.py: evaluate + - * / on integers, as Python does.\n"
@@ -72,6 +73,18 @@ class Briefs(Project):
         for job, text in briefs.items():
             if job_kind(job) == "atk":
                 self.assertIn("attacks carry no reproducer", text)
+        self.brief_sizes_as_estimated(cwd, briefs, {})
+
+    def brief_sizes_as_estimated(self, cwd, briefs, extra):
+        """The estimate's brief sizes are within 10% of the mean of these briefs, by kind."""
+        task = read(os.path.join(cwd, ".arena", "t", "task.md"))
+        sizes = {}
+        for job, text in briefs.items():
+            sizes.setdefault(job_kind(job), []).append((len(text) - len(task) * text.count(task)) / 4)
+        for kind, got in sizes.items():
+            mean, assumed = sum(got) / len(got), BRIEF_TOKENS[kind] + extra.get(kind, 0)
+            self.assertLess(abs(assumed - mean), 0.1 * mean, "%s briefs are %d tokens, estimate.py assumes %d"
+                            % (kind, mean, assumed))
 
     def test_run_code_briefs_give_the_one_command_and_the_minutes_asked_for(self):
         cwd, agent, briefs = self.play("--run-code", "--job-minutes", "spawn=20,judge=6", run_code=True)
@@ -91,6 +104,7 @@ class Briefs(Project):
             self.assertEqual(code, 0, out)
             self.assertIn("checked in %s\ntemp inside: True\n[exit status 0 after" % job, out)
             self.assertTrue(os.path.isfile(os.path.join(cwd, ".arena", "t", "work", job, "check.py")))
+        self.brief_sizes_as_estimated(cwd, briefs, RUN_CODE_TOKENS)
 
     def test_status_and_plan_say_whether_code_runs(self):
         cwd = self.project()

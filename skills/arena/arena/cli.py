@@ -42,7 +42,7 @@ def cmd_plan(args):
     print(plan_table(n, args.wave, args.baseline, args.recheck != "off"))
     if task is not None:
         calls = job_counts(n, args.wave, args.baseline, args.recheck != "off")
-        print(format_estimate(estimate_tokens(calls, tokens_of(task), ASSUMED), "assumed"))
+        print(format_estimate(estimate_tokens(calls, tokens_of(task), ASSUMED, args.run_code), "assumed"))
     print(code_line(args.run_code, "<run>"))
     print("time per job: %s minutes (--job-minutes)" % format_minutes(parse_job_minutes(args.job_minutes)))
 
@@ -430,8 +430,9 @@ def cmd_status(args):
             print("needs a decision by hand: %s (%s)" % (mid, why))
         calls = job_counts(st["agents"], st["wave"], st["baseline"], st["recheck"] is not None)
         task = tokens_of(read_text(run.path("task.md")))
-        print(format_estimate(estimate_tokens(calls, task, measured_sizes(run, st)), "measured"))
-        print(format_estimate(estimate_tokens(calls, task, ASSUMED), "assumed"))
+        run_code = bool(st.get("run_code"))
+        print(format_estimate(estimate_tokens(calls, task, measured_sizes(run, st), run_code), "measured"))
+        print(format_estimate(estimate_tokens(calls, task, ASSUMED, run_code), "assumed"))
         print(code_line(st.get("run_code"), st["run"]))
         print_handed_out(st, time.time())
         print_tree_changes(run)

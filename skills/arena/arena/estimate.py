@@ -15,7 +15,10 @@ from .jobs import field_sizes, job_kind, outputs_of, packed_waves, plan_rows, ro
 ASSUMED = {"solution": 1500, "attack": 600, "defence": 500, "verdict": 250}
 
 
-BRIEF_TOKENS = 900        # a brief's own text, without the task
+# a brief's own text without the task, by job kind (means of real briefs; a test keeps
+# them within 10%), and what --run-code adds to it
+BRIEF_TOKENS = {"spawn": 820, "atk": 1010, "def": 1300, "judge": 1330, "final": 1100}
+RUN_CODE_TOKENS = {"spawn": 60, "atk": 250, "def": 60, "judge": 60, "final": 60}
 
 
 CLIENT_TOKENS = 12000     # Claude Code's system prompt and tool definitions, per sub-agent
@@ -34,17 +37,17 @@ def job_counts(n, wave, baseline, recheck):
     return {"spawn": n, "atk": 2 * matches, "def": 2 * matches, "judge": judges, "final": 1 if baseline else 0}
 
 
-def estimate_tokens(calls, task, size):
+def estimate_tokens(calls, task, size, run_code=False):
     """(input tokens, output tokens) for a whole run.
 
     Each call reads the client's prompt, its brief and the task on every turn
     (mostly served from the prompt cache), plus the files the brief names.
     """
     s, a, d, v = size["solution"], size["attack"], size["defence"], size["verdict"]
-    fixed = TURNS * (CLIENT_TOKENS + BRIEF_TOKENS + task)
+    brief = {kind: BRIEF_TOKENS[kind] + (RUN_CODE_TOKENS[kind] if run_code else 0) for kind in BRIEF_TOKENS}
     reads = {"spawn": 0, "atk": 2 * s, "def": s + a, "judge": 2 * (s + a + d), "final": 2 * s}
     writes = {"spawn": s, "atk": a, "def": d + s, "judge": v, "final": v}
-    tin = sum(k * (fixed + reads[kind]) for kind, k in calls.items())
+    tin = sum(k * (TURNS * (CLIENT_TOKENS + brief[kind] + task) + reads[kind]) for kind, k in calls.items())
     tout = sum(k * writes[kind] for kind, k in calls.items())
     return tin, tout, size
 
