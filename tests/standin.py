@@ -62,6 +62,29 @@ def run_cli(args, cwd, check=True, env=None):
     return proc.returncode, proc.stdout, proc.stderr
 
 
+def state_of(cwd, run):
+    """The state of a run, as its state.json holds it."""
+    with open(os.path.join(cwd, ".arena", run, "state.json"), encoding="utf-8") as f:
+        return json.loads(f.read())["state"]
+
+
+def state_bytes(cwd, run):
+    with open(os.path.join(cwd, ".arena", run, "state.json"), "rb") as f:
+        return f.read()
+
+
+def init_run(test, n, seed, *extra, run="c", task="Name three prime numbers.\n"):
+    """A fresh project (removed after the test) with task.md and a run initialised; returns its folder."""
+    import tempfile
+    tmp = tempfile.TemporaryDirectory(prefix="arena-test-")
+    test.addCleanup(tmp.cleanup)
+    with open(os.path.join(tmp.name, "task.md"), "w", encoding="utf-8") as f:
+        f.write(task)
+    run_cli(["init", "--agents", str(n), "--seed", str(seed), "--task-file", "task.md", "--run", run] + list(extra),
+            tmp.name)
+    return tmp.name
+
+
 def run_here(args, cwd, check=True, env=None):
     """bracket.py's main in this process (in cwd), for speed: (code, stdout, stderr).
 

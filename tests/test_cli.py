@@ -8,18 +8,8 @@ import tempfile
 import unittest
 
 import standin
-from standin import run_cli
+from standin import run_cli, state_bytes, state_of
 from arena.jobs import field_sizes
-
-
-def state_of(cwd, run):
-    with open(os.path.join(cwd, ".arena", run, "state.json"), encoding="utf-8") as f:
-        return json.loads(f.read())["state"]
-
-
-def state_bytes(cwd, run):
-    with open(os.path.join(cwd, ".arena", run, "state.json"), "rb") as f:
-        return f.read()
 
 
 class Workspace(unittest.TestCase):

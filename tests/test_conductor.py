@@ -2,27 +2,16 @@
 
 import os
 import subprocess
-import sys
-import tempfile
 import unittest
 
 import standin
-from standin import run_cli
 from arena.storage import Run
 
 
 class ConductorTest(unittest.TestCase):
     def workspace(self, n, seed, *extra):
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        cwd = tmp.name
-        with open(os.path.join(cwd, "task.md"), "w") as f:
-            f.write("Name three prime numbers.\n")
         # conductors run waves; lanes (the default) are tested in test_lanes.py
-        extra = extra if "--direct" in extra else extra + ("--waves",)
-        run_cli(["init", "--agents", str(n), "--seed", str(seed), "--task-file", "task.md", "--run", "c"] + list(extra),
-                cwd)
-        return cwd
+        return standin.init_run(self, n, seed, *(extra if "--direct" in extra else extra + ("--waves",)))
 
     def outcome(self, cwd):
         st = Run("c", os.path.join(cwd, ".arena")).load()

@@ -12,26 +12,15 @@ import random
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import unittest
 
 import standin
-from standin import ENGINE, run_cli
+from standin import ENGINE, run_cli, state_bytes, state_of
 from arena import outputs, state
-from arena.base import ArenaError, TRIES
+from arena.base import TRIES
 from arena.cards import load_cards, load_rubric
 from arena.cli import main
-
-
-def state_of(cwd, run):
-    with open(os.path.join(cwd, ".arena", run, "state.json"), encoding="utf-8") as f:
-        return json.loads(f.read())["state"]
-
-
-def state_bytes(cwd, run):
-    with open(os.path.join(cwd, ".arena", run, "state.json"), "rb") as f:
-        return f.read()
 
 
 class Run(unittest.TestCase):

@@ -38,14 +38,7 @@ def call_of(out):
 
 class LaneWorkspace(unittest.TestCase):
     def workspace(self, n, seed, *extra):
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        cwd = tmp.name
-        with open(os.path.join(cwd, "task.md"), "w") as f:
-            f.write("Name three prime numbers.\n")
-        run_cli(["init", "--agents", str(n), "--seed", str(seed), "--task-file", "task.md", "--run", "c"] + list(extra),
-                cwd)
-        return cwd
+        return standin.init_run(self, n, seed, *extra)
 
     def outcome(self, cwd):
         st = Run("c", os.path.join(cwd, ".arena")).load()

@@ -4,9 +4,7 @@ The browser tests need Chromium (`bash .ci/install-chromium.sh`). Without it the
 skip, except under CI=true, where a missing Chromium fails them.
 """
 
-import glob
 import html
-import json
 import os
 import re
 import shutil

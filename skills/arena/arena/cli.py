@@ -28,7 +28,7 @@ from .briefs import load_template, write_brief, write_conductor_brief, write_lan
 from .schedule import planned_waves, progress_line
 from .decision import lane_step, plan_next, render_lane, render_next, settle_state
 from .audit import fingerprint, tree_changes
-from .workspace import (EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, PHASE_WORDS, format_minutes,
+from .workspace import (EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, format_minutes,
                         parse_job_minutes, resolve_in, run_script, temp_changes, temp_snapshot, work_folder)
 from .estimate import (ASSUMED, estimate_tokens, format_estimate, job_counts, measured_sizes, plan_table,
                        tokens_of)
