@@ -125,6 +125,40 @@ class LateOutputs(Run):
         self.assertNotIn("try 2 says otherwise", page)
         self.assertIn("rewritten by another try", page)
 
+    def test_a_winning_file_rewritten_after_judging_is_flagged_with_the_judged_copy(self):
+        for baseline in (False, True):
+            with self.subTest(baseline=baseline):
+                self.setUp()
+                self.addCleanup(self.tearDown)
+                if baseline:
+                    with open(os.path.join(self.cwd, "old.md"), "w") as f:
+                        f.write("def add(a, b): return a - b\n")
+                self.init(4, *(["--baseline-file", "old.md"] if baseline else []))
+                out = self.next()
+                while "Finished." not in out:
+                    self.wave(out)
+                    out = self.next()
+                _, clean, _ = run_cli(["winner", "--run", self.run], self.cwd)
+                self.assertNotIn("warning:", clean)
+                st = self.st()
+                champ, sol = st["champion"], st["sol"][st["champion"]]
+                judged_before = self.read(sol)
+                # an earlier try of the champion's last defence writes late, over the judged file
+                self.write(sol, "<!-- arena job: %s -->\nA late, different solution by %s.\n" % (
+                    sol[4:-3].replace("-sol-", "-def-"), champ))
+                _, text, _ = run_cli(["winner", "--run", self.run], self.cwd)
+                m = re.search(r"^warning: that file changed after the judges last read it \(.*\); "
+                              r"the text they judged is (\S+) \(agent ids replaced by labels\)$", text, re.M)
+                self.assertTrue(m, text)
+                self.assertIn("/j/final/" if baseline else "-judge", m.group(1))
+                with open(os.path.join(self.cwd, m.group(1)), encoding="utf-8") as f:
+                    copy = f.read()
+                # the judged text, header dropped, is what the copy holds; the late text is not there
+                self.assertRegex(judged_before, r"\nquality: [\d.]+\nrevision: \d+\n")
+                self.assertEqual(copy, judged_before.split("\n", 1)[1])
+                self.assertNotIn("A late, different solution", copy)
+                self.assertEqual(self.st(), st, "winner changed the state")
+
     def test_judge_retry_gets_fresh_labels_and_the_same_order(self):
         sizes = tuple(len(p) for p in load_cards().values())
         for seed in range(20):

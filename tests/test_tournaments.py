@@ -106,6 +106,7 @@ class TournamentTest(unittest.TestCase):
                     cwd, agent, orch = self.play(n, baseline, mode=flags)
                     state = self.check_finished(cwd, agent, orch, n, baseline)
                     _, text, _ = standin.run_here(["winner", "--run", "t"], cwd)
+                    self.assertNotIn("changed after the judges", text)  # every file is as judged
                     html = report.render(Run("t", os.path.join(cwd, ".arena")), state)
                     mine = checker.check_run(self, cwd, "t", state, text, html)
                     for r in mine.values():

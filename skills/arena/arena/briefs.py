@@ -9,7 +9,8 @@ import json
 import os
 import re
 
-from .base import BRACKET, DEFAULT_LANE_WAIT, SKILL_DIR, MAX_ATTACKS, MAX_SOLUTION_BYTES, read_text
+from .base import (ArenaError, BRACKET, DEFAULT_LANE_WAIT, SKILL_DIR, MAX_ATTACKS, MAX_SOLUTION_BYTES,
+                   read_text)
 from .jobs import job_kind, match_of, outputs_of, parse_job
 from .state import find_match, judge_sides, opponent
 from .storage import atomic_write
@@ -53,8 +54,8 @@ def scrub_ids(text, st, agents, labels):
                    text)
 
 
-def blind_copy(run, st, src, dst, agents, labels, empty=None):
-    """Copy a file for a judge without its job header, the agents' ids or the run's fence.
+def blinded(run, st, src, agents, labels, empty=None):
+    """A file as a judge gets it: without its job header, the agents' ids or the run's fence.
 
     src None (or an output refused on every try) gives the empty sentence instead."""
     try:
@@ -66,7 +67,49 @@ def blind_copy(run, st, src, dst, agents, labels, empty=None):
     text = HEADER.sub("", text, count=1)
     # a copied fence line could pass data off as the end of the task
     text = text.replace(st["fence"], "(fence line removed)")
-    atomic_write(run.path(dst), scrub_ids(text, st, agents, labels), durable=False)
+    return scrub_ids(text, st, agents, labels)
+
+
+def blind_copy(run, st, src, dst, agents, labels, empty=None):
+    atomic_write(run.path(dst), blinded(run, st, src, agents, labels, empty), durable=False)
+
+
+def last_judged_copy(run, st, agent):
+    """(path, same) of the judges' last copy of agent's solution: the baseline check's copy
+    if it has run, else that of the last look at agent's last match; same is False when the
+    solution file no longer reads as that copy (it changed after the judges read it).
+    None when no judge has read it."""
+    if agent == st["champion"] and st["jobs"].get("final", {}).get("s") == "done":
+        folder, agents = "j/final", [agent]
+    else:
+        played = [m for r in st["rounds"] for m in r["matches"] if agent in (m["a"], m["b"])]
+        if not played:
+            return None
+        m = played[-1]
+        looks = sorted((j for j, i in st["jobs"].items() if match_of(j) == m["id"] and job_kind(j) == "judge"
+                        and i["s"] == "done"), key=lambda j: int(j.rsplit("judge", 1)[1] or 1))
+        if not looks:
+            return None
+        folder, agents = "j/" + looks[-1], [agent, opponent(m, agent)]
+    try:
+        copies = sorted(f for f in os.listdir(run.path(folder)) if f.endswith("-solution.md"))
+    except OSError:
+        return None
+    labels = [f[:-len("-solution.md")] for f in copies]
+    for label, name in zip(labels, copies):
+        path = os.path.join(folder, name)
+        others = [x for x in labels if x != label][:len(agents) - 1]
+        try:
+            judged = read_text(run.path(path), exact=True)
+        except ArenaError:  # an unreadable copy is one that does not match
+            continue
+        if judged == blinded(run, st, st["sol"].get(agent), agents[:1 + len(others)], [label] + others):
+            return path, True
+    # no copy reads as the file now: name the champion's side of the last look when known
+    names = {side: label for label, side in st["summ"].get(folder[2:], {}).get("names", {}).items()}
+    side = "winner" if folder == "j/final" else agent
+    label = names.get(side) or (labels[0] if labels else None)
+    return (os.path.join(folder, "%s-solution.md" % label) if label else folder), False
 
 
 NO_ATTACKS = "(no attacks: the attack file was refused on every try, so it counts as none)\n"

@@ -24,7 +24,7 @@ from .state import (alive_agents, deps_of, find_match, fixes_text, looks_text, m
                     pairing_text, path_of, points, reproducer_note)
 from .storage import Run, atomic_write, find_run
 from .outputs import attacks_on
-from .briefs import load_template, write_brief, write_conductor_brief, write_lane_brief
+from .briefs import last_judged_copy, load_template, write_brief, write_conductor_brief, write_lane_brief
 from .schedule import planned_waves, progress_line
 from .decision import lane_step, plan_next, render_lane, render_next, settle_state
 from .audit import fingerprint, tree_changes
@@ -522,6 +522,10 @@ def cmd_winner(args):
             champ, plural(st["agents"], "agent"), plural(rounds, "round"), st["seed"]))
         print("card: %s" % " / ".join(card_names(cards, st["cards"][champ])))
         print("solution: %s" % (run.path(sol) if sol else "none: no competitor produced a valid solution"))
+        judged = last_judged_copy(run, st, champ) if sol else None
+        if judged and not judged[1]:
+            print("warning: that file changed after the judges last read it (a late write by an earlier try, "
+                  "or an edit); the text they judged is %s (agent ids replaced by labels)" % run.path(judged[0]))
         for m, res in path_of(st, champ):
             opp = opponent(m, champ)
             line = "%s vs %s: %s" % (m["id"], opp, res["how"])
