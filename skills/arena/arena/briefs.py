@@ -95,6 +95,8 @@ def last_judged_copy(run, st, agent):
         copies = sorted(f for f in os.listdir(run.path(folder)) if f.endswith("-solution.md"))
     except OSError:
         return None
+    if not copies:
+        return None
     labels = [f[:-len("-solution.md")] for f in copies]
     for label, name in zip(labels, copies):
         path = os.path.join(folder, name)
@@ -108,8 +110,8 @@ def last_judged_copy(run, st, agent):
     # no copy reads as the file now: name the champion's side of the last look when known
     names = {side: label for label, side in st["summ"].get(folder[2:], {}).get("names", {}).items()}
     side = "winner" if folder == "j/final" else agent
-    label = names.get(side) or (labels[0] if labels else None)
-    return (os.path.join(folder, "%s-solution.md" % label) if label else folder), False
+    label = names.get(side) if names.get(side) in labels else labels[0]
+    return os.path.join(folder, "%s-solution.md" % label), False
 
 
 NO_ATTACKS = "(no attacks: the attack file was refused on every try, so it counts as none)\n"
