@@ -1,8 +1,9 @@
 """Writing what each sub-agent reads: its brief, and a judge's blinded copies of the inputs.
 
 Briefs are the templates in briefs/ filled in one pass; the task is fenced by the run's
-marker; judges get copies stripped of agent ids, job headers and the fence. This module
-writes only under the run folder and never changes the state.
+marker; judges get copies stripped of agent ids, job headers and the fence, which later
+tell whether a solution file still reads as what was judged. This module writes only
+under the run folder and never changes the state.
 """
 
 import json
