@@ -46,15 +46,27 @@ def counts(text):
     return (int(ran[-1]) if ran else 0), int(tally.get("skipped", 0))
 
 
+def stop(proc, sig):
+    """Signal a module's process group (its tests' helpers with it)."""
+    try:
+        os.killpg(proc.pid, sig)
+    except OSError:
+        pass
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="tests/run.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2,
                     help="modules at once (default: the number of cores, %(default)s here)")
+    ap.add_argument("-t", "--timeout", type=float, default=1800,
+                    help="seconds a module may take before it is killed and counted as failed (default %(default)d)")
     ap.add_argument("-s", "--start-dir", default=HERE, help="the folder of the test modules (default: tests/)")
     ap.add_argument("module", nargs="*", help="test modules to run (default: every test_*.py there)")
     args = ap.parse_args(argv)
     if args.jobs < 1:
         ap.error("-j must be 1 or more")
+    if args.timeout <= 0:
+        ap.error("-t must be more than 0 seconds")
     if not os.path.isdir(args.start_dir):
         ap.error("no folder %s" % args.start_dir)
     todo, why = modules(args.start_dir, args.module)
@@ -72,18 +84,27 @@ def main(argv=None):
                                 stderr=subprocess.STDOUT, start_new_session=True)
         with lock:
             procs[name] = proc
+        # a module that hangs is killed, with whatever its tests started in its process group
+        timer = threading.Timer(args.timeout, stop, (proc, signal.SIGKILL))
+        timer.start()
         out = proc.stdout.read().decode("utf-8", "replace")
         _, status, usage = os.wait4(proc.pid, 0)  # the CPU time of this module's process and its children
+        timer.cancel()
         proc.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
         seconds, cpu = time.monotonic() - began, usage.ru_utime + usage.ru_stime
         ran, skipped = counts(out)
         ok = proc.returncode == 0
+        if ok:
+            how = "OK"
+        elif seconds >= args.timeout:
+            how = "FAILED (killed after the %g s it may take: -t to change that)" % args.timeout
+        else:
+            how = "FAILED (exit %d)" % proc.returncode
         with lock:
             del procs[name]
             results[name] = (ok, ran, skipped, seconds, cpu)
             sys.stdout.write("\n==== %s: %s, %d tests%s, %.1f s (CPU %.1f s) ====\n%s" % (
-                name, "OK" if ok else "FAILED (exit %d)" % proc.returncode, ran,
-                ", %d skipped" % skipped if skipped else "", seconds, cpu, out))
+                name, how, ran, ", %d skipped" % skipped if skipped else "", seconds, cpu, out))
             sys.stdout.flush()
 
     def worker():
@@ -104,10 +125,7 @@ def main(argv=None):
     except KeyboardInterrupt:
         with lock:
             for proc in procs.values():
-                try:
-                    os.killpg(proc.pid, signal.SIGTERM)
-                except OSError:
-                    pass
+                stop(proc, signal.SIGTERM)
         sys.stderr.write("\ntests/run.py: interrupted; modules still running were stopped\n")
         return 130
     failed = sorted(n for n, r in results.items() if not r[0])

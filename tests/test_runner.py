@@ -18,6 +18,7 @@ MODULES = {
                   "    def test_a(self): self.skipTest('no tool')\n    def test_b(self): pass\n",
     "test_fails": "import unittest\nclass T(unittest.TestCase):\n    def test_a(self): self.assertEqual(1, 2)\n",
     "test_broken": "import no_such_module_here\n",
+    "test_hangs": "import time, unittest\nclass T(unittest.TestCase):\n    def test_a(self): time.sleep(60)\n",
 }
 
 
@@ -43,15 +44,23 @@ class Runner(unittest.TestCase):
         self.assertIn("test_a (test_skips.T", out)  # each module's own -v lines are kept
 
     def test_any_failure_or_broken_module_fails_the_run(self):
-        code, out, err = self.run_it()
+        code, out, err = self.run_it("test_passes", "test_skips", "test_fails", "test_broken")
         self.assertEqual(code, 1, out + err)
         self.assertEqual(re.findall(r"^FAILED: (.*)$", out, re.M), ["test_broken test_fails"])
         self.assertIn("AssertionError: 1 != 2", out)
         self.assertIn("no_such_module_here", out)
         self.assertRegex(out, r"\n\d+ tests in 4 modules, \d at once")
 
+    def test_a_module_past_its_time_is_killed_and_fails(self):
+        code, out, err = self.run_it("-t", "2", "test_hangs", "test_passes")
+        self.assertEqual(code, 1, out + err)
+        self.assertIn("==== test_hangs: FAILED (killed after the 2 s it may take: -t to change that), ", out)
+        self.assertIn("==== test_passes: OK, 2 tests", out)
+        self.assertEqual(re.findall(r"^FAILED: (.*)$", out, re.M), ["test_hangs"])
+
     def test_usage_errors(self):
         for args, why in ((["test_nothere"], "no test module test_nothere in "), (["-j", "0"], "-j must be 1 or more"),
+                          (["-t", "0"], "-t must be more than 0 seconds"),
                           (["-s", os.path.join(self.dir, "none")], "no folder ")):
             code, out, err = self.run_it(*args)  # a second -s overrides the first
             self.assertEqual(code, 2, err)
