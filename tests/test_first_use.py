@@ -73,6 +73,12 @@ class FirstUse(unittest.TestCase):
         text = "\n".join(said)
         self.assertIn("round 1: 1 match", text)
         self.assertNotRegex(text + out, r"\b1 (matches|agents|rounds|second looks|more judge calls)\b")
+        # a wave or a set of lanes of one call
+        for run, mode in (("w", ["--direct"]), ("l", [])):
+            run_cli(["init", "--agents", "2", "--seed", "1", "--wave", "1", "--task-file", "task.md", "--run", run]
+                    + mode, self.cwd)
+            _, first, _ = run_cli(["next", "--run", run], self.cwd)
+            self.assertRegex(first, r"\n(Wave 1|Start 1 lanes): 1 Agent call in ONE message")
 
     def test_plan_and_the_readme_simulator_table_give_the_same_calls(self):
         # the simulator's row is a mean over its runs; plan's the expectation from the judge calls

@@ -9,7 +9,7 @@ through journaled events (run.commit).
 import os
 import time
 
-from .base import ArenaError, DEFAULT_LANE_JOBS, MAX_LANES
+from .base import ArenaError, DEFAULT_LANE_JOBS, MAX_LANES, plural
 from .jobs import job_kind, outputs_of
 from .state import find_match, finished, judge_sides, round_done
 from .outputs import collect_events
@@ -264,8 +264,8 @@ def render_next(act, run):
             out.append("  solutions: %s" % " ".join(m["solutions"]))
             out.append('  run: record %s <%s> --reason "..."' % (m["match"], "|".join(m["agents"])))
     elif a == "lanes":
-        out.append("Start %d lanes: %d Agent calls in ONE message, then run next when they have all replied. Each call:" % (
-            len(act["calls"]), len(act["calls"])))
+        out.append("Start %d lanes: %s in ONE message, then run next when they have all replied. Each call:" % (
+            len(act["calls"]), plural(len(act["calls"]), "Agent call")))
         out.append('run_in_background false, description "arena lane <n>", prompt "Read %s and follow it as lane <n>."'
                    % act["brief"])
         out.append("<n> = " + " ".join(c["lane"] for c in act["calls"]))
@@ -280,7 +280,8 @@ def render_next(act, run):
         groups = {}
         for c in act["calls"]:
             groups.setdefault(c.get("model"), []).append(c["job"])
-        out.append("Wave %d: %d Agent calls in ONE message, then run next. Each call:" % (act["wave"], len(act["calls"])))
+        out.append("Wave %d: %s in ONE message, then run next. Each call:" % (act["wave"], plural(len(act["calls"]),
+                                                                                              "Agent call")))
         for model, jobs in groups.items():
             out.append(call_template(run, model))
             out.append("<id> = " + " ".join(jobs))
