@@ -105,6 +105,8 @@ def progress(st):
         if done_waves >= 1:
             per = elapsed / max(1, len(st["waves"]))
             eta = per * max(0, waves_plan - len(st["waves"]))
+    if phase == "finished":
+        waves_plan = len(st["waves"])  # the plan was an estimate; a finished run shows what it took
     return {"round": len(st["rounds"]), "rounds": len(field_sizes(st["agents"])) - 1, "phase": phase,
             "done": done, "total": planned_calls(st), "wave": len(st["waves"]), "waves": waves_plan,
             "retrying": retry, "elapsed": elapsed, "eta": eta, "running": running,
