@@ -23,6 +23,7 @@ Only getrandbits is used, so a seed gives the same numbers on Python 3.8+.
 """
 
 import argparse
+import contextlib
 import math
 import multiprocessing
 import os
@@ -34,9 +35,11 @@ from collections import namedtuple
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "skills", "arena"))
 
+from arena import state  # noqa: E402
 from arena.base import DEFAULT_RECHECK, JUDGES_PER_MATCH, LATE_FIELD, MOST_LOOKS, below, rng_for  # noqa: E402
 from arena.jobs import agent_ids, job_kind, judge_id, match_of  # noqa: E402
-from arena.state import apply, decide, deps_of, find_match, judge_sides, new_state, round_done  # noqa: E402
+from arena.judging import decide  # noqa: E402
+from arena.state import apply, deps_of, find_match, judge_sides, new_state, round_done  # noqa: E402
 
 SIZES = (15, 12, 12)
 RUBRIC_MAX = (30, 25, 20, 15, 10)
@@ -65,11 +68,28 @@ SETTINGS = [
 ]
 PERFECT = Judge(sigma=0.0, bias=0.0, false_fatal=0.0, miss_fatal=0.0, fatal_share=0.2, low_conf=0, corr=0.0)
 
-# How later rounds are paired and how many looks a match may take, as the init event
-# says: OLD_RULES are those of runs started before rated pairing (random pairing every
-# round, at most two looks), RULES those cmd_init writes now.
+# How later rounds are paired and how many looks a match may take: RULES are the engine's
+# (rated pairing from round 2, looks to a majority); OLD_RULES the ones before them
+# (random pairing every round, at most two looks), which only this simulator still
+# plays, by standing in for two engine functions (old_rules below).
 OLD_RULES = ("drawn", None)
 RULES = ("rated", list(MOST_LOOKS))
+
+
+@contextlib.contextmanager
+def playing(rules):
+    """The engine with rules in force: the old ones replace state.round_ratings (drawn:
+    every round paired at random) and state.most_looks (at most two looks a match)."""
+    pairing, most = rules
+    saved = state.round_ratings, state.most_looks
+    if pairing == "drawn":
+        state.round_ratings = lambda st, number, alive: None
+    if most is None:
+        state.most_looks = lambda st, rnd: 0 if st["recheck"] is None else 2
+    try:
+        yield
+    finally:
+        state.round_ratings, state.most_looks = saved
 
 # (key, label, second-look margin or None, judges in the final, rules)
 VARIANTS = [
@@ -172,12 +192,12 @@ def verdict(st, job, judge, world):
 
 # ---------------------------------------------------------------- one tournament
 
-def init_event(n, seed, recheck, final_judges, rules=OLD_RULES):
+def init_event(n, seed, recheck, final_judges):
     """The init event cmd_init would journal, minus the files."""
     return {"e": "init", "seq": 1, "run": "sim-%d" % seed, "agents": n, "seed": seed, "wave": 10, "at": 0.0,
             "fence": "=====ARENA-DATA-000000000000=====", "baseline": False, "model": None, "judge_model": None,
             "recheck": recheck, "final_judges": final_judges, "pack": True, "batch_waves": 10,
-            "mode": "direct", "sizes": list(SIZES), "pairing": rules[0], "most_looks": rules[1]}
+            "mode": "direct", "sizes": list(SIZES), "pairing": RULES[0], "most_looks": RULES[1]}
 
 
 def output_of(st, job, judge, world):
@@ -193,7 +213,12 @@ def output_of(st, job, judge, world):
 
 def tournament(n, seed, judge, recheck=None, final_judges=1, rules=OLD_RULES):
     """Run one tournament; returns (champion, state, calls)."""
-    st = new_state(init_event(n, seed, recheck, final_judges, rules), SIZES)
+    with playing(rules):
+        return play_tournament(n, seed, judge, recheck, final_judges)
+
+
+def play_tournament(n, seed, judge, recheck, final_judges):
+    st = new_state(init_event(n, seed, recheck, final_judges), SIZES)
     st["seq"] = 1
     world = (field(n, seed), fatal_line(judge), seed)
     jobs = st["jobs"]

@@ -3,7 +3,8 @@
 
 Each idea is a policy that replaces two engine functions for the run (state.start_round
 for pairing, state.judge_arrived for looks and decisions) on top of the pre-rated rules
-(random pairing, at most two looks), then judging.py's modelled judge plays the brackets.
+(random pairing, at most two looks: judging.OLD_RULES), then judging.py's modelled judge
+plays the brackets.
 The ideas the engine adopted (rated pairing, looks to a majority) are measured on the
 engine itself by judging.py; this file keeps the measurements of the ones it did not
 adopt reproducible, next to this file's own versions of the adopted ones for comparison:
@@ -27,12 +28,13 @@ import types
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import judging  # noqa: E402
-from arena import base, jobs, pairing, state  # noqa: E402
+from arena import base, estimate, jobs, pairing, state  # noqa: E402
+from arena import judging as rules  # noqa: E402
 
 
 # the engine's functions under one name, as the policies below were written against them
-bracket = types.SimpleNamespace(**{k: getattr(m, k) for m in (base, jobs, pairing, state) for k in dir(m)
-                                   if not k.startswith("_")})
+bracket = types.SimpleNamespace(**{k: getattr(m, k) for m in (base, estimate, jobs, rules, pairing, state)
+                                   for k in dir(m) if not k.startswith("_")})
 
 ORIG_START = bracket.start_round
 ORIG_ARRIVED = bracket.judge_arrived
@@ -171,7 +173,7 @@ def rounds_left(st):
     alive = len(bracket.alive_agents(st)) + 0
     rnd = st["rounds"][-1]
     field = 2 * len(rnd["matches"]) + (1 if rnd["bye"] else 0)
-    return len(jobs.field_sizes(field)) - 2
+    return len(estimate.field_sizes(field)) - 2
 
 
 def judge_arrived(st, mid):

@@ -9,7 +9,7 @@ import unittest
 
 import standin
 from standin import run_cli, state_bytes, state_of
-from arena.jobs import field_sizes
+from arena.estimate import field_sizes
 
 
 class Workspace(unittest.TestCase):

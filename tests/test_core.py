@@ -8,8 +8,8 @@ import standin  # noqa: F401  (puts skills/arena on sys.path)
 from arena.base import ArenaError, below, rng_for  # noqa: E402
 from arena.cards import deal_cards, load_rubric  # noqa: E402
 from arena.pairing import make_round, pair_survivors  # noqa: E402
-from arena.jobs import field_sizes, list_schedule, packed_waves, plan_rows, round_jobs  # noqa: E402
-from arena.state import decide, is_close, merge_verdicts  # noqa: E402
+from arena.estimate import field_sizes, list_schedule, packed_waves, plan_rows, round_jobs  # noqa: E402
+from arena.judging import decide, is_close, merge_verdicts  # noqa: E402
 from arena.outputs import BadOutput, parse_verdict  # noqa: E402
 from arena.estimate import (BRIEF_TOKENS, CLIENT_TOKENS, RUN_CODE_TOKENS, TURNS, estimate_tokens,  # noqa: E402
                             job_counts)

@@ -163,7 +163,7 @@ class LateOutputs(Run):
         sizes = tuple(len(p) for p in load_cards().values())
         for seed in range(20):
             st = state.new_state({"run": "x", "agents": 2, "seed": seed, "wave": 10, "at": 0, "fence": "f",
-                                  "baseline": False}, sizes)
+                                  "baseline": False, "pairing": "rated", "most_looks": [3, 5]}, sizes)
             tries = [state.judge_sides(st, "r1-m01-judge", t) for t in (1, 2, 3)]
             used = [n for _, names in tries for n in names]
             self.assertEqual(len(set(used)), 6, "a label came back on a later try: %s" % used)

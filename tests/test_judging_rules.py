@@ -4,11 +4,13 @@ import unittest
 from fractions import Fraction
 
 import standin  # noqa: F401  (puts skills/arena on sys.path)
-from arena.base import MOST_LOOKS, below, rng_for  # noqa: E402
-from arena.jobs import first_looks, judge_id, packed_waves, round_jobs  # noqa: E402
+from arena.base import ArenaError, MOST_LOOKS, below, rng_for  # noqa: E402
+from arena.jobs import judge_id  # noqa: E402
+from arena.judging import first_looks, merge_verdicts  # noqa: E402
+from arena.estimate import packed_waves, round_jobs  # noqa: E402
 from arena.pairing import forced_same_mode, make_round, rated_pairs  # noqa: E402
-from arena.state import (apply, judge_sides, looks_text, merge_verdicts, new_state, pairing_text,  # noqa: E402
-                         rating_values, ratings, wants_another_look)
+from arena.state import apply, judge_sides, new_state, rating_values, ratings, wants_another_look  # noqa: E402
+from arena.wording import looks_text, pairing_text  # noqa: E402
 from arena.estimate import expected_looks  # noqa: E402
 
 
@@ -177,10 +179,6 @@ class LooksTest(unittest.TestCase):
                 self.assertEqual(wants_another_look(st, self.m, merged, picks), more, (field, picks))
         self.assertFalse(wants_another_look(self.state(5), self.m, verdict(self.m, 140, 134), ["x", "x"]))
 
-    def test_runs_started_before_keep_two_looks(self):
-        st = self.state(2, most=None)
-        self.assertFalse(wants_another_look(st, self.m, verdict(self.m, 140, 134), ["x", "y"]))
-
     def test_fatal_stands_when_more_than_half_saw_it(self):
         looks = [verdict(self.m, 70, 60, fa=True), verdict(self.m, 70, 60, fa=True), verdict(self.m, 70, 60)]
         self.assertTrue(merge_verdicts(looks, self.m)["fat"]["x"])
@@ -197,7 +195,8 @@ class LooksTest(unittest.TestCase):
 
     def test_texts(self):
         self.assertEqual(looks_text({"how": "judge", "n": 1}), "")
-        self.assertEqual(looks_text({"how": "judge", "n": 2, "agree": False}), "second look disagreed: scores summed")
+        self.assertEqual(looks_text({"how": "judge", "n": 2, "agree": False, "votes": 1}),
+                         "2 looks, 1 of 2 for the winner, scores summed")
         self.assertEqual(looks_text({"how": "judge", "n": 3, "agree": True, "votes": 3}), "3 looks, all agreed")
         self.assertEqual(looks_text({"how": "judge", "n": 3, "agree": False, "votes": 2}),
                          "3 looks, 2 of 3 for the winner, scores summed")
@@ -256,10 +255,10 @@ class BracketTest(unittest.TestCase):
         names = [judge_sides(st, judge_id(mid, k), 1)[1] for k in range(1, 4)]
         self.assertFalse(set(names[0]) & set(names[2]))
 
-    def test_drawn_rules_pair_at_random_and_stop_at_two_looks(self):
-        st, _ = play(init(16, rules=("drawn", None)), by_strength)
-        self.assertFalse(any("rated" in r for r in st["rounds"]))
-        self.assertTrue(all(res.get("n", 1) <= 2 for res in st["results"].values()))
+    def test_a_run_under_the_old_rules_is_refused_in_one_line(self):
+        with self.assertRaises(ArenaError) as caught:
+            new_state(init(16, rules=("drawn", None)), [15, 12, 12])
+        self.assertIn("older bracket.py", str(caught.exception))
 
     def test_ratings_count_every_look(self):
         st, _ = play(init(8), by_strength)

@@ -47,6 +47,22 @@ class Reproducible(unittest.TestCase):
         self.assertEqual(judging.split_total(100), list(judging.RUBRIC_MAX))
 
 
+class OldRules(unittest.TestCase):
+    def test_the_old_rules_pair_at_random_and_stop_at_two_looks(self):
+        champ, st, _ = judging.tournament(16, 3, judging.DEFAULT, 4, 1, judging.OLD_RULES)
+        self.assertFalse(any("rated" in r for r in st["rounds"]))
+        self.assertTrue(all(res.get("n", 1) <= 2 for res in st["results"].values()))
+        _, new, _ = judging.tournament(16, 3, judging.DEFAULT, 4, 1, judging.RULES)
+        self.assertTrue(any("rated" in r for r in new["rounds"]))
+        self.assertTrue(any(res.get("n", 1) >= 3 for res in new["results"].values()))
+
+    def test_the_engine_is_itself_again_afterwards(self):
+        from arena import state
+        before = (state.round_ratings, state.most_looks)
+        judging.tournament(4, 1, judging.DEFAULT, 4, 1, judging.OLD_RULES)
+        self.assertEqual((state.round_ratings, state.most_looks), before)
+
+
 class Extremes(unittest.TestCase):
     def test_perfect_judge_crowns_the_best(self):
         """The champion has the field's top score; it is the best agent unless the 1-point rubric ties them."""

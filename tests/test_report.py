@@ -19,13 +19,14 @@ sys.path.insert(0, HERE)
 
 import standin  # noqa: E402
 from standin import run_cli  # noqa: E402
-from arena.cards import card_names, load_cards, load_rubric  # noqa: E402
+from arena.base import MOST_LOOKS  # noqa: E402
+from arena.cards import card_names, card_sizes, load_cards, load_rubric  # noqa: E402
 from arena.jobs import job_kind, judge_id, match_of  # noqa: E402
-from arena.state import (apply, deps_of, find_match, finished, new_state, opponent, path_of,  # noqa: E402
-                         points)
+from arena.state import apply, deps_of, find_match, finished, new_state, opponent, path_of  # noqa: E402
 from arena.storage import Run  # noqa: E402
+from arena.context import Context  # noqa: E402
 from arena.outputs import attacks_on  # noqa: E402
-from arena.schedule import progress_line  # noqa: E402
+from arena.wording import points, progress_line  # noqa: E402
 
 from arena import report  # noqa: E402
 
@@ -96,13 +97,13 @@ def hrefs(page):
 def fabricate(root, n, seed=3):
     """A finished run of n agents made in-process through the engine's own events (no files, no CLI)."""
     cards = load_cards()
-    sizes = tuple(len(cards[p]) for p in ("reasoning", "workflow", "strategy"))
+    sizes = card_sizes(cards)
     run = Run("big", root)
     os.makedirs(run.path("out"))
     with open(run.path("task.md"), "w", encoding="utf-8") as f:
         f.write("Plan the launch week\n")
     ev = {"e": "init", "seq": 1, "run": "big", "agents": n, "seed": seed, "wave": 10, "at": time.time(),
-          "fence": "F", "baseline": True, "sizes": list(sizes)}
+          "fence": "F", "baseline": True, "sizes": list(sizes), "pairing": "rated", "most_looks": list(MOST_LOOKS)}
     st = new_state(ev, sizes)
     rng = standin.pick(seed, "fabricate")
     ncrit = len(load_rubric())
@@ -186,7 +187,7 @@ class Finished16(unittest.TestCase):
                               "%d looks, %d of %d for the winner, scores summed" % (res["n"], res["votes"], res["n"]),
                               section)
             answers = self.st["summ"]["%s-def-%s" % (m["id"], champ)]["ans"]
-            attacks = attacks_on(self.arena, self.st, "%s-atk-%s" % (m["id"], opp))
+            attacks = attacks_on(Context(self.arena, self.st), "%s-atk-%s" % (m["id"], opp))
             self.assertEqual(len(attacks), len(answers))
             for (label, summary), ans in zip(attacks, answers):
                 said = {"C": "conceded and fixed", "R": "rebutted"}[ans]
@@ -273,7 +274,7 @@ class Hostile(unittest.TestCase):
             f.write("<img src=x onerror=alert(2)> %s\n" % HOSTILE)
         st["summ"][judge_id(m["id"], 1)]["why"] = HOSTILE  # the judge's reason, in memory only
         st["summ"]["%s-atk-%s" % (m["id"], opponent(m, champ))]["labels"] = "F"  # the attack list that counted
-        page = report.render(run, st)
+        page = report.render(Context(run, st))
         self.assertNotIn("<script>alert", page)
         self.assertNotIn("<img", page)
         self.assertGreaterEqual(page.count(html.escape(HOSTILE)), 4)
@@ -284,7 +285,7 @@ class Large(unittest.TestCase):
     def test_2160_agents_compact_with_early_rounds_collapsed(self):
         d = scratch_dir(self)
         run, st = fabricate(os.path.join(d, ".arena"), 2160)
-        page = report.render(run, st)
+        page = report.render(Context(run, st))
         self.assertLess(len(page.encode("utf-8")), 3 * 1024 * 1024)
         self.assertEqual(page.count('class="match"'), 2159)
         self.assertIn('<section id="winner" data-agent="%s">' % st["champion"], page)

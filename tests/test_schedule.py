@@ -22,8 +22,8 @@ from unittest import mock
 
 import standin
 from standin import run_cli
-from arena.jobs import (field_sizes, job_kind, judge_id, list_schedule, match_of, packed_waves,  # noqa: E402
-                        parse_job, plan_rows, round_bound, round_jobs)
+from arena.jobs import job_kind, judge_id, match_of, parse_job  # noqa: E402
+from arena.estimate import field_sizes, list_schedule, packed_waves, plan_rows, round_bound, round_jobs  # noqa: E402
 from arena.cli import main  # noqa: E402
 
 SEED, STANDIN_SEED = 5, 3

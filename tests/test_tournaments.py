@@ -12,6 +12,7 @@ from standin import run_cli
 from arena import report  # noqa: E402
 from arena.cards import load_cards  # noqa: E402
 from arena.jobs import job_kind  # noqa: E402
+from arena.context import Context  # noqa: E402
 from arena.storage import Run  # noqa: E402
 
 TASK = standin.TASK
@@ -107,7 +108,7 @@ class TournamentTest(unittest.TestCase):
                     state = self.check_finished(cwd, agent, orch, n, baseline)
                     _, text, _ = standin.run_here(["winner", "--run", "t"], cwd)
                     self.assertNotIn("changed after the judges", text)  # every file is as judged
-                    html = report.render(Run("t", os.path.join(cwd, ".arena")), state)
+                    html = report.render(Context(Run("t", os.path.join(cwd, ".arena")), state))
                     mine = checker.check_run(self, cwd, "t", state, text, html)
                     for r in mine.values():
                         rules[r.get("rule", "panel")] = rules.get(r.get("rule", "panel"), 0) + 1

@@ -2,8 +2,9 @@
 
 Briefs are the templates in briefs/ filled in one pass; the task is fenced by the run's
 marker; judges get copies stripped of agent ids, job headers and the fence, which later
-tell whether a solution file still reads as what was judged. This module writes only
-under the run folder and never changes the state.
+tell whether a solution file still reads as what was judged. Functions take the command's
+Context (context.py). This module writes only under the run folder and never changes the
+state.
 """
 
 import json
@@ -12,8 +13,10 @@ import re
 
 from .base import (ArenaError, BRACKET, DEFAULT_LANE_WAIT, SKILL_DIR, MAX_ATTACKS, MAX_SOLUTION_BYTES,
                    read_text)
-from .jobs import job_kind, match_of, outputs_of, parse_job
-from .state import find_match, judge_sides, opponent
+from .cards import card_parts
+from .jobs import (FINAL, attack_id, defence_id, is_done, job_kind, judge_copy, judge_folder, match_of, outputs_of,
+                   parse_job)
+from .state import find_match, judges_of, judge_sides, opponent
 from .storage import atomic_write
 from .outputs import BadOutput, HEADER, read_output
 from .workspace import EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, point_reproducers, work_folder
@@ -24,11 +27,7 @@ def load_template(kind):
 
 
 def card_text(st, agent, cards):
-    lines = []
-    for part, i in zip(("reasoning", "workflow", "strategy"), st["cards"][agent]):
-        name, text = cards[part][i]
-        lines.append("- %s (%s): %s" % (part, name, text))
-    return "\n".join(lines)
+    return "\n".join("- %s (%s): %s" % part for part in card_parts(cards, st["cards"][agent]))
 
 
 def fenced(st, task):
@@ -55,12 +54,13 @@ def scrub_ids(text, st, agents, labels):
                    text)
 
 
-def blinded(run, st, src, agents, labels, empty=None):
+def blinded(ctx, src, agents, labels, empty=None):
     """A file as a judge gets it: without its job header, the agents' ids or the run's fence.
 
     src None (or an output refused on every try) gives the empty sentence instead."""
+    st = ctx.st
     try:
-        text = read_output(run.path(src), MAX_SOLUTION_BYTES) if src else None
+        text = read_output(ctx.run.path(src), MAX_SOLUTION_BYTES) if src else None
     except BadOutput:
         text = None
     if text is None:
@@ -71,48 +71,49 @@ def blinded(run, st, src, agents, labels, empty=None):
     return scrub_ids(text, st, agents, labels)
 
 
-def blind_copy(run, st, src, dst, agents, labels, empty=None):
-    atomic_write(run.path(dst), blinded(run, st, src, agents, labels, empty), durable=False)
+def blind_copy(ctx, src, dst, agents, labels, empty=None):
+    atomic_write(ctx.run.path(dst), blinded(ctx, src, agents, labels, empty), durable=False)
 
 
-def last_judged_copy(run, st, agent):
+def last_judged_copy(ctx, agent):
     """(path, same) of the judges' last copy of agent's solution: the baseline check's copy
     if it has run, else that of the last look at agent's last match; same is False when the
     solution file no longer reads as that copy (it changed after the judges read it).
     None when no judge has read it."""
-    if agent == st["champion"] and st["jobs"].get("final", {}).get("s") == "done":
-        folder, agents = "j/final", [agent]
+    run, st = ctx.run, ctx.st
+    if agent == st["champion"] and is_done(st, FINAL):
+        job, agents = FINAL, [agent]
     else:
         played = [m for r in st["rounds"] for m in r["matches"] if agent in (m["a"], m["b"])]
         if not played:
             return None
         m = played[-1]
-        looks = sorted((j for j, i in st["jobs"].items() if match_of(j) == m["id"] and job_kind(j) == "judge"
-                        and i["s"] == "done"), key=lambda j: int(j.rsplit("judge", 1)[1] or 1))
+        looks = [j for j in judges_of(st, m["id"]) if is_done(st, j)]
         if not looks:
             return None
-        folder, agents = "j/" + looks[-1], [agent, opponent(m, agent)]
+        job, agents = looks[-1], [agent, opponent(m, agent)]
+    tail = judge_copy(job, "", "solution")[len(judge_folder(job)) + 1:]
     try:
-        copies = sorted(f for f in os.listdir(run.path(folder)) if f.endswith("-solution.md"))
+        copies = sorted(f for f in os.listdir(run.path(judge_folder(job))) if f.endswith(tail))
     except OSError:
         return None
     if not copies:
         return None
-    labels = [f[:-len("-solution.md")] for f in copies]
-    for label, name in zip(labels, copies):
-        path = os.path.join(folder, name)
+    labels = [f[:-len(tail)] for f in copies]
+    for label in labels:
+        path = judge_copy(job, label, "solution")
         others = [x for x in labels if x != label][:len(agents) - 1]
         try:
             judged = read_text(run.path(path), exact=True)
         except ArenaError:  # an unreadable copy is one that does not match
             continue
-        if judged == blinded(run, st, st["sol"].get(agent), agents[:1 + len(others)], [label] + others):
+        if judged == blinded(ctx, st["sol"].get(agent), agents[:1 + len(others)], [label] + others):
             return path, True
     # no copy reads as the file now: name the champion's side of the last look when known
-    names = {side: label for label, side in st["summ"].get(folder[2:], {}).get("names", {}).items()}
-    side = "winner" if folder == "j/final" else agent
+    names = {side: label for label, side in st["summ"].get(job, {}).get("names", {}).items()}
+    side = "winner" if job == FINAL else agent
     label = names.get(side) if names.get(side) in labels else labels[0]
-    return os.path.join(folder, "%s-solution.md" % label), False
+    return judge_copy(job, label, "solution"), False
 
 
 NO_ATTACKS = "(no attacks: the attack file was refused on every try, so it counts as none)\n"
@@ -124,7 +125,7 @@ def fell_back(st, job):
     return bool(st["summ"].get(job, {}).get("missing"))
 
 
-def attack_list(run, st, job, rel, whose):
+def attack_list(st, job, rel, whose):
     """How a defence brief names one side's attack file: its path, or why there is none."""
     if fell_back(st, job):
         return "none: the attack file on %s was refused on every try, so it counts as no attacks" % whose
@@ -142,8 +143,9 @@ def make_room(run, rel, folder=False):
         run.set_aside(rel, 0, tag="in-the-way")
 
 
-def write_brief(run, st, job, attempt, cards, rubric, task):
+def write_brief(ctx, job, attempt):
     """Write b/<job>.md (and a judge's blinded inputs) for one try of a job."""
+    run, st = ctx.run, ctx.st
     kind, rnd, _, who = parse_job(job)
     rel = lambda p: os.path.join(run.dir, p)
     outs = outputs_of(job)
@@ -151,11 +153,11 @@ def write_brief(run, st, job, attempt, cards, rubric, task):
         # a link left by a failed try would make the next agent write through it, outside .arena/
         if os.path.islink(run.path(p)):
             os.unlink(run.path(p))
-    values = {"job": job, "task": fenced(st, task), "fence": st["fence"], "output": rel(outs[0]),
+    values = {"job": job, "task": fenced(st, ctx.task), "fence": st["fence"], "output": rel(outs[0]),
               "receipt": "done " + job, "max_attacks": str(MAX_ATTACKS), "reproducers": ""}
-    values.update(workspace_values(run, st, job))
+    values.update(workspace_values(ctx, job))
     if kind in ("spawn", "atk", "def"):
-        values["card"] = card_text(st, who, cards)
+        values["card"] = card_text(st, who, ctx.cards)
     if kind == "atk":
         m = find_match(st, match_of(job))
         values["own_solution"] = rel(st["sol"][who])
@@ -163,12 +165,12 @@ def write_brief(run, st, job, attempt, cards, rubric, task):
     elif kind == "def":
         m, mid = find_match(st, match_of(job)), match_of(job)
         values["own_solution"] = rel(st["sol"][who])
-        values["attacks"] = attack_list(run, st, "%s-atk-%s" % (mid, opponent(m, who)), rel, "your solution")
-        values["opponent_attacks"] = attack_list(run, st, "%s-atk-%s" % (mid, who), rel, "your opponent's solution")
+        values["attacks"] = attack_list(st, attack_id(mid, opponent(m, who)), rel, "your solution")
+        values["opponent_attacks"] = attack_list(st, attack_id(mid, who), rel, "your opponent's solution")
         values["solution_output"] = rel(outs[1])
-    elif kind in ("judge", "final"):
+    elif kind in ("judge", FINAL):
         sides, names = judge_sides(st, job, attempt)
-        folder = "j/%s" % job
+        folder = judge_folder(job)
         make_room(run, folder, folder=True)
         os.makedirs(run.path(folder), exist_ok=True)
         inputs = []
@@ -178,53 +180,54 @@ def write_brief(run, st, job, attempt, cards, rubric, task):
             labels = [names[sides.index(a)] for a in agents]
             for agent, label in zip(sides, names):
                 mid = match_of(job)
-                atk, dfc = "%s-atk-%s" % (mid, opponent(m, agent)), "%s-def-%s" % (mid, agent)
+                atk, dfc = attack_id(mid, opponent(m, agent)), defence_id(mid, agent)
                 parts = [("revised solution", st["sol"].get(agent), "solution", None),
                          ("attacks against it", None if fell_back(st, atk) else outputs_of(atk)[0], "attacks",
                           NO_ATTACKS),
                          ("its defence", None if fell_back(st, dfc) else outputs_of(dfc)[0], "defence", NO_DEFENCE)]
                 inputs.append("- %s" % label)
                 for what, src, tag, empty in parts:
-                    dst = "%s/%s-%s.md" % (folder, label, tag)
+                    dst = judge_copy(job, label, tag)
                     make_room(run, dst)
-                    blind_copy(run, st, src, dst, agents, labels, empty)
+                    blind_copy(ctx, src, dst, agents, labels, empty)
                     inputs.append("  - %s: %s" % (what, rel(dst)))
-            values["reproducers"] = reproducer_section(run, st, job, m, sides, names, agents, labels, values)
+            values["reproducers"] = reproducer_section(ctx, job, m, sides, names, agents, labels, values)
         else:
             for side, label in zip(sides, names):
                 src = st["sol"][st["champion"]] if side == "winner" else "baseline.md"
-                dst = "%s/%s-solution.md" % (folder, label)
+                dst = judge_copy(job, label, "solution")
                 make_room(run, dst)
-                blind_copy(run, st, src, dst, [st["champion"]], [label])
+                blind_copy(ctx, src, dst, [st["champion"]], [label])
                 inputs.append("- %s: %s" % (label, rel(dst)))
         values.update({"label_a": names[0], "label_b": names[1], "inputs": "\n".join(inputs),
-                       "rubric": "\n".join("- %s (%d): %s" % r for r in rubric),
-                       "criteria": ", ".join(c for c, _, _ in rubric)})
+                       "rubric": "\n".join("- %s (%d): %s" % r for r in ctx.rubric),
+                       "criteria": ", ".join(c for c, _, _ in ctx.rubric)})
     template = load_template({"atk": "attack", "def": "defend"}.get(kind, kind))
     make_room(run, os.path.join("b", job + ".md"))
     atomic_write(run.path("b", job + ".md"), fill(template, values), durable=False)
 
 
-def reproducer_section(run, st, job, m, sides, names, agents, labels, values):
+def reproducer_section(ctx, job, m, sides, names, agents, labels, values):
     """Copy the match's reproducers into the judge's work folder, blinded; the brief's section on them."""
+    run, st = ctx.run, ctx.st
     if not st.get("run_code"):
         return ""
     # copies for an earlier try stay: that try's judge may still be running them
     work = work_folder(job)
     lines, example = [], {}
     for side, label in zip(sides, names):
-        attacker = "%s-atk-%s" % (match_of(job), opponent(m, side))
+        attacker = attack_id(match_of(job), opponent(m, side))
         carried = st["summ"].get(attacker, {}).get("rp", {})
         copies = {}
         for number in sorted(carried, key=int):
             # the copy's name says only what it attacks: the attacker's folder name holds its agent id
             dst = "%s/against-%s-%s%s" % (work, label, number, os.path.splitext(carried[number])[1])
-            blind_copy(run, st, "%s/%s" % (work_folder(attacker), carried[number]), dst, agents, labels)
+            blind_copy(ctx, "%s/%s" % (work_folder(attacker), carried[number]), dst, agents, labels)
             copies[number] = os.path.join(run.dir, dst)
             lines.append("- attack %s against %s: `%s`" % (number, label, copies[number]))
             example.setdefault(label, {})[number] = "yes"
         if copies:
-            attacks = run.path("j", job, "%s-attacks.md" % label)
+            attacks = run.path(judge_copy(job, label, "attacks"))
             atomic_write(attacks, point_reproducers(read_text(attacks), copies), durable=False)
     if not lines:
         return ""
@@ -237,8 +240,9 @@ def engine_command():
     return 'python3 -S "%s"' % BRACKET
 
 
-def workspace_values(run, st, job):
+def workspace_values(ctx, job):
     """The brief's work folder, time budget and code-running lines; makes the folder."""
+    run, st = ctx.run, ctx.st
     kind = job_kind(job)
     folder = work_folder(job)
     if os.path.islink(run.path(folder)):

@@ -11,6 +11,10 @@ import re
 from .base import ArenaError, SKILL_DIR, below, read_text, shuffled
 
 
+# A card's parts, in the order the state records a card's indices.
+PARTS = ("reasoning", "workflow", "strategy")
+
+
 def load_cards(path=None):
     """The card parts from cards.md: {"reasoning": [(name, text)], "workflow": ..., "strategy": ...}."""
     path = path or os.path.join(SKILL_DIR, "cards.md")
@@ -23,13 +27,13 @@ def load_cards(path=None):
         entry = re.match(r"^- ([a-z0-9-]+): (.+)$", line)
         if entry and current is not None:
             current.append((entry.group(1), entry.group(2).strip()))
-    for part in ("reasoning", "workflow", "strategy"):
+    for part in PARTS:
         names = [n for n, _ in parts.get(part, [])]
         if not names:
             raise ArenaError("cards.md has no '## %s' entries; restore it or add '- name: instruction' lines" % part)
         if len(set(names)) != len(names):
             raise ArenaError("cards.md lists a %s name twice; names must be unique" % part)
-    m, w, s = (len(parts[p]) for p in ("reasoning", "workflow", "strategy"))
+    m, w, s = card_sizes(parts)
     # The dealer's pair guarantee is an edge colouring of the workflow x strategy
     # grid with one colour per reasoning mode: it needs a square grid and enough colours.
     if w != s or m < w:
@@ -137,5 +141,23 @@ def deal_cards(n, sizes, rng):
     return shuffled(rng, [[pm[m], pw[w], ps[s]] for m, w, s in raw])
 
 
+def card_sizes(cards):
+    """How many entries each part has, in PARTS order."""
+    return tuple(len(cards[p]) for p in PARTS)
+
+
+def card_count(cards):
+    """How many distinct cards the parts allow."""
+    total = 1
+    for size in card_sizes(cards):
+        total *= size
+    return total
+
+
+def card_parts(cards, card):
+    """[(part, name, instruction)] of one card (a list of indices, in PARTS order)."""
+    return [(p,) + tuple(cards[p][i]) for p, i in zip(PARTS, card)]
+
+
 def card_names(cards, card):
-    return [cards[p][i][0] for p, i in zip(("reasoning", "workflow", "strategy"), card)]
+    return [name for _, name, _ in card_parts(cards, card)]

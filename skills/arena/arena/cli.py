@@ -1,8 +1,9 @@
 """The command line: argument parsing and one function per command.
 
-Each command is "lock, load, decide, journal, save" through storage.Run and the modules
-below it; this is the only module that prints to the user or exits. Errors a user or a
-sub-agent can cause are ArenaError: one line on stderr and exit code 2.
+Each command that works on a run opens it with context.open_run ("lock, load, decide,
+journal, save") and hands the Context to the modules below; this is the only module that
+prints to the user or exits. Errors a user or a sub-agent can cause are ArenaError: one
+line on stderr and exit code 2.
 """
 
 import argparse
@@ -18,14 +19,16 @@ import time
 
 from .base import (ArenaError, DEFAULT_AGENTS, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_LANE_WAIT, DEFAULT_RECHECK,
                    DEFAULT_WAVE, MAX_WAVE, MODELS, MOST_LOOKS, QUICK_AGENTS, plural, read_text, rng_for)
-from .cards import card_names, load_cards, load_rubric
-from .jobs import job_kind, parse_job
-from .state import (alive_agents, deps_of, find_match, fixes_text, looks_text, matches_decided, new_state, opponent,
-                    pairing_text, path_of, points, reproducer_note)
+from .cards import card_count as cards_allow, card_names, card_sizes, load_cards, load_rubric
+from .jobs import DONE, ISSUED, OPEN, READY, STUCK, count_in, defence_id, attack_id, job_kind, parse_job, round_of
+from .state import alive_agents, deps_done, find_match, matches_decided, new_state, opponent, path_of
 from .storage import Run, atomic_write, find_run
+from .context import open_run
 from .outputs import attacks_on
 from .briefs import last_judged_copy, load_template, write_brief, write_conductor_brief, write_lane_brief
-from .schedule import planned_waves, progress_line
+from .schedule import planned_waves
+from .wording import (baseline_verdict, code_line, fixes_text, looks_text, pairing_text, points, progress_line,
+                      reproducer_note)
 from .decision import lane_step, plan_next, render_lane, render_next, settle_state
 from .audit import fingerprint, tree_changes
 from .workspace import (EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, format_minutes,
@@ -35,7 +38,7 @@ from .estimate import (ASSUMED, estimate_tokens, format_estimate, job_counts, me
 
 
 def cmd_plan(args):
-    n = 8 if args.quick else args.agents
+    n = QUICK_AGENTS if args.quick else args.agents
     check_numbers(n, args.wave)
     # read the task before printing anything: a bad --task-file is one line, not a table and then an error
     task = read_input(args.task_file, "--task-file") if args.task_file else None
@@ -47,31 +50,25 @@ def cmd_plan(args):
     print("time per job: %s minutes (--job-minutes)" % format_minutes(parse_job_minutes(args.job_minutes)))
 
 
-def code_line(run_code, run_name):
-    if run_code:
-        return ("running code: ON (--run-code): sub-agents may run Python scripts they write in "
-                ".arena/%s/work/<job>/, through bracket.py exec; that is model-written code run as you on this "
-                "machine" % run_name)
-    return "running code: off: sub-agents read and reason about code and run nothing (--run-code lets them test it)"
-
-
 def card_count():
     """How many distinct cards cards.md allows, for --help ("?" when cards.md cannot be read)."""
     try:
-        sizes = [len(p) for p in load_cards().values()]
+        return cards_allow(load_cards())
     except ArenaError:
         return "?"
-    return sizes[0] * sizes[1] * sizes[2]
 
 
 def check_numbers(n, wave, cards=None):
-    sizes = [len(p) for p in (cards or load_cards()).values()]
-    top = sizes[0] * sizes[1] * sizes[2] if len(sizes) == 3 else 2160
+    top = cards_allow(cards or load_cards())
     if not 1 <= n <= top:
         raise ArenaError("--agents must be 1 to %d (the number of distinct cards), not %d" % (top, n))
     if not 1 <= wave <= MAX_WAVE:
         raise ArenaError("--wave must be 1 to %d (Claude Code refuses more concurrent sub-agents), not %d"
                          % (MAX_WAVE, wave))
+
+
+BRIEF_TEMPLATES = ("spawn", "attack", "defend", "judge", "final", "conductor", "lane", "part-workspace",
+                   "part-run-code-on", "part-run-code-off", "part-evidence-on", "part-evidence-off")
 
 
 def cmd_init(args):
@@ -91,8 +88,7 @@ def cmd_init(args):
         raise ArenaError("--lane-jobs must be 1 or more, not %d" % args.lane_jobs)
     if args.direct and args.waves:
         raise ArenaError("--direct and --waves are two different loops; pick one")
-    for kind in ("spawn", "attack", "defend", "judge", "final", "conductor", "lane", "part-workspace",
-                 "part-run-code-on", "part-run-code-off", "part-evidence-on", "part-evidence-off"):
+    for kind in BRIEF_TEMPLATES:
         load_template(kind)
     name = args.run if args.run is not None else time.strftime("%Y%m%d-%H%M%S") + "-s%d" % seed
     root = ".arena"
@@ -120,7 +116,7 @@ def cmd_init(args):
     fence = "=====ARENA-DATA-%012x=====" % rng.getrandbits(48)
     while fence in task or (baseline and fence in baseline):
         fence = "=====ARENA-DATA-%012x=====" % rng.getrandbits(48)
-    sizes = tuple(len(cards[p]) for p in ("reasoning", "workflow", "strategy"))
+    sizes = card_sizes(cards)
     ev = {"e": "init", "seq": 1, "run": name, "agents": n, "seed": seed, "wave": args.wave, "at": round(time.time(), 3),
           "fence": fence, "baseline": baseline is not None, "model": args.model, "judge_model": args.judge_model,
           "recheck": None if args.recheck == "off" else int(args.recheck), "final_judges": args.final_judges,
@@ -170,16 +166,12 @@ def cmd_demo(args):
         cmd_init(init)
     print("demo: a whole run offline with %s, no model and no tokens: each has a hidden quality, "
           "and a judge that reads them with noise decides every match" % plural(args.agents, "stand-in agent"))
-    run = find_run(name)
-    cards, rubric, task = load_cards(), load_rubric(), DEMO_TASK
     shown_round, retry = 0, False
     while True:
-        with run.lock():
-            st = run.load()
-            act = plan_next(run, st, rubric, cards, task, retry=retry)
+        with open_run(name) as ctx:
+            act = plan_next(ctx, retry=retry)
             if act["action"] == "wave":
-                run.commit(st, [{"e": "shown", "wave": act["wave"]}])
-            run.flush(st)
+                ctx.commit([{"e": "shown", "wave": act["wave"]}])
         if act["progress"]["round"] != shown_round or act["action"] == "finished":
             shown_round = act["progress"]["round"]
             print(act["line"])
@@ -193,8 +185,8 @@ def cmd_demo(args):
                              % (act["action"], name))
         # the stand-ins answer at once, so a job still waiting never wrote its output: hand it out again
         retry = act["action"] == "wait"
-    with run.lock():
-        st = run.load()
+    with open_run(name) as ctx:
+        st = ctx.st
     # what no real run can know: how good each competitor really was
     quality = {agent: demo.quality_of(seed, agent) for agent in st["cards"]}
     ranked = sorted(quality, key=lambda agent: (-quality[agent], agent))
@@ -232,42 +224,31 @@ def read_input(path, flag):
     return text
 
 
-def with_run(args, fn):
-    run = find_run(args.run)
-    run.check_folder()
-    # read-only commands lock too: load may replay the journal and save
-    with run.lock():
-        st = run.load()
-        result = fn(run, st)
-        # not saved after an error: the journal is replayed by the next command instead
-        run.flush(st)
-        return result
+def print_action(act, text, as_json):
+    """A decision as the orchestrator reads it: the rendered lines, or the JSON object."""
+    if as_json:
+        act.pop("line", None)
+        print(json.dumps(act, sort_keys=True))
+    else:
+        print(text)
 
 
 def cmd_next(args):
-    def go(run, st):
-        if args.direct and args.waves:
-            raise ArenaError("--direct and --waves are two different loops; pick one")
+    if args.direct and args.waves:
+        raise ArenaError("--direct and --waves are two different loops; pick one")
+    with open_run(args.run) as ctx:
+        st = ctx.st
         if args.direct and st["mode"] != "direct":
-            run.commit(st, [{"e": "mode", "mode": "direct"}])
+            ctx.commit([{"e": "mode", "mode": "direct"}])
         if args.waves and st["mode"] != "conductor":
-            run.commit(st, [{"e": "mode", "mode": "conductor"}])
-        cards, rubric = load_cards(), load_rubric()
-        if [len(cards[p]) for p in ("reasoning", "workflow", "strategy")] != st["sizes"]:
-            raise ArenaError("cards.md changed its number of entries since this run started; restore it to finish the run")
-        task = read_text(run.path("task.md"), exact=True)
-        act = plan_next(run, st, rubric, cards, task, retry=args.retry, conductor=args.conductor,
-                        returned=args.returned)
-        if args.json:
-            act.pop("line", None)
-            print(json.dumps(act, sort_keys=True))
-        else:
-            print(render_next(act, run))
+            ctx.commit([{"e": "mode", "mode": "conductor"}])
+        ctx.cards  # refuse a cards.md that no longer fits the run before anything is handed out
+        act = plan_next(ctx, retry=args.retry, conductor=args.conductor, returned=args.returned)
+        print_action(act, render_next(act, ctx.run), args.json)
         if act["action"] == "wave":
             sys.stdout.flush()
             # only now has the orchestrator seen the wave; until then next shows it again
-            run.commit(st, [{"e": "shown", "wave": act["wave"]}])
-    with_run(args, go)
+            ctx.commit([{"e": "shown", "wave": act["wave"]}])
 
 
 # A lane number: the set of lanes, then the lane in it ("2.3").
@@ -285,66 +266,57 @@ def cmd_lane(args):
     if not 0 <= args.wait <= 3600:
         raise ArenaError("--wait must be 0 to 3600 seconds, not %d" % args.wait)
     deadline = time.time() + args.wait
-    cards, rubric = load_cards(), load_rubric()
     while True:
-        def go(run, st):
-            if [len(cards[p]) for p in ("reasoning", "workflow", "strategy")] != st["sizes"]:
-                raise ArenaError("cards.md changed its number of entries since this run started; restore it to finish the run")
-            act = lane_step(run, st, rubric, cards, read_text(run.path("task.md")), args.lane, refused=args.refused)
-            if act["action"] == "again" and time.time() < deadline:
-                return act
-            if args.json:
-                act.pop("line", None)
-                print(json.dumps(act, sort_keys=True))
-            else:
-                print(render_lane(act))
-            if act["action"] == "job":
-                sys.stdout.flush()
-                # only now has the lane seen its job; until then lane shows it again
-                run.commit(st, [{"e": "shown", "job": act["call"]["job"]}])
-            return act
-        act = with_run(args, go)
-        if act["action"] != "again" or time.time() >= deadline:
+        with open_run(args.run) as ctx:
+            ctx.cards  # refuse a cards.md that no longer fits the run
+            act = lane_step(ctx, args.lane, refused=args.refused)
+            waiting = act["action"] == "again" and time.time() < deadline
+            if not waiting:
+                print_action(act, render_lane(act), args.json)
+                if act["action"] == "job":
+                    sys.stdout.flush()
+                    # only now has the lane seen its job; until then lane shows it again
+                    ctx.commit([{"e": "shown", "job": act["call"]["job"]}])
+        if not waiting:
             return
         time.sleep(LANE_POLL)
 
 
 def cmd_collect(args):
-    def go(run, st):
-        before = sum(1 for i in st["jobs"].values() if i["s"] == "done")
-        notes = settle_state(run, st, load_rubric(), retry=False)
-        after = sum(1 for i in st["jobs"].values() if i["s"] == "done")
+    with open_run(args.run) as ctx:
+        before = count_in(ctx.st, DONE)
+        notes = settle_state(ctx, retry=False)
+        after = count_in(ctx.st, DONE)
         print("collected %d output(s); %d invalid" % (after - before, len(notes)))
         for note in notes:
             print("invalid, " + note[:200])
-    with_run(args, go)
 
 
 PHASES = {"spawn": "spawn", "attack": "atk", "defend": "def", "judge": "judge", "final": "final"}
 
 
 def cmd_prompts(args):
-    def go(run, st):
+    with open_run(args.run) as ctx:
+        st = ctx.st
         kind = PHASES[args.phase]
         rnd = len(st["rounds"])
         jobs = sorted(j for j in st["jobs"] if job_kind(j) == kind and (kind in ("spawn", "final") or parse_job(j)[1] == rnd))
         if not jobs:
             raise ArenaError("round %d has no %s jobs" % (rnd, args.phase))
-        cards, rubric, task = load_cards(), load_rubric(), read_text(run.path("task.md"), exact=True)
         wrote = 0
         for j in jobs:
             info = st["jobs"][j]
-            if info["s"] in ("ready", "issued") and all(st["jobs"][d]["s"] == "done" for d in deps_of(st, j)):
-                write_brief(run, st, j, info["t"] + (info["s"] == "ready"), cards, rubric, task)
+            if info["s"] in OPEN and deps_done(st, j):
+                write_brief(ctx, j, info["t"] + (info["s"] == READY))
                 wrote += 1
-        print("%s: %d job(s), %d brief(s) written under %s" % (args.phase, len(jobs), wrote, run.path("b")))
+        print("%s: %d job(s), %d brief(s) written under %s" % (args.phase, len(jobs), wrote, ctx.run.path("b")))
         for k in range(0, len(jobs), st["wave"]):
             print("wave %d: %s" % (k // st["wave"] + 1, " ".join(jobs[k:k + st["wave"]])))
-    with_run(args, go)
 
 
 def cmd_pairings(args):
-    def go(run, st):
+    with open_run(args.run) as ctx:
+        st = ctx.st
         if not st["rounds"]:
             print("no matches: a single agent has no one to play")
             return
@@ -355,11 +327,11 @@ def cmd_pairings(args):
             res = st["results"].get(m["id"])
             tail = "  -> %s (%s)" % (res["w"], res["how"]) if res else ""
             print("%s  %s (%s) vs %s (%s)%s" % (m["id"], m["a"], modes(m["a"]), m["b"], modes(m["b"]), tail))
-    with_run(args, go)
 
 
 def cmd_record(args):
-    def go(run, st):
+    with open_run(args.run) as ctx:
+        st = ctx.st
         m = find_match(st, args.match)
         if m is None or not st["rounds"] or m not in st["rounds"][-1]["matches"]:
             raise ArenaError("%s is not a match of the current round; see pairings" % args.match)
@@ -370,13 +342,13 @@ def cmd_record(args):
         reason = (args.reason or "").strip()
         if not reason:
             raise ArenaError('record needs --reason "why this side won"')
-        run.commit(st, [{"e": "record", "match": args.match, "winner": args.agent, "why": reason[:300]}])
+        ctx.commit([{"e": "record", "match": args.match, "winner": args.agent, "why": reason[:300]}])
         print("%s: %s goes through (recorded by hand)" % (args.match, args.agent))
-    with_run(args, go)
 
 
 def cmd_advance(args):
-    def go(run, st):
+    with open_run(args.run) as ctx:
+        st = ctx.st
         if st["champion"] is not None:
             raise ArenaError("the tournament is decided (%s); run winner" % st["champion"])
         if not matches_decided(st):
@@ -384,20 +356,18 @@ def cmd_advance(args):
             raise ArenaError("round %d still has %d undecided match(es): %s" % (
                 len(st["rounds"]), len(open_), " ".join(open_[:10])))
         # by hand, pairing does not wait for a bye's first solution: its jobs wait for it
-        run.commit(st, [{"e": "advance", "round": len(st["rounds"])}])
+        ctx.commit([{"e": "advance", "round": len(st["rounds"])}])
         if st["champion"]:
             print("one agent left: %s" % st["champion"])
         else:
             r = st["rounds"][-1]
             print("round %d paired: %s%s" % (r["n"], plural(len(r["matches"]), "match"), ", bye " + r["bye"] if r["bye"] else ""))
-    with_run(args, go)
 
 
 def cmd_report(args):
-    def go(run, st):
+    with open_run(args.run) as ctx:
         from . import report  # loaded only here: the other commands never need it
-        print("report: %s" % report.write_report(run, st))
-    with_run(args, go)
+        print("report: %s" % report.write_report(ctx))
 
 
 def cmd_repair(args):
@@ -410,7 +380,8 @@ def cmd_repair(args):
 
 
 def cmd_status(args):
-    def go(run, st):
+    with open_run(args.run) as ctx:
+        st, run = ctx.st, ctx.run
         print(progress_line(st))
         print("run %s: %s, seed %d, wave %d, %s mode, second look %s" % (
             st["run"], plural(st["agents"], "agent"), st["seed"], st["wave"], st["mode"],
@@ -423,7 +394,7 @@ def cmd_status(args):
                 len(decided), ", " + plural(looks, "second look") if looks else "", ", bye " + rnd["bye"] if rnd["bye"] else ""))
         alive = alive_agents(st)
         print("alive: %d%s" % (len(alive), " (" + " ".join(alive) + ")" if len(alive) <= 16 else ""))
-        failing = sorted((j, i["why"]) for j, i in st["jobs"].items() if i.get("why") and i["s"] in ("ready", "stuck"))
+        failing = sorted((j, i["why"]) for j, i in st["jobs"].items() if i.get("why") and i["s"] in (READY, STUCK))
         for job, why in failing[:10]:
             print("retry %s: %s" % (job, why[:120]))
         for mid, why in sorted(st["manual"].items()):
@@ -436,13 +407,12 @@ def cmd_status(args):
         print(code_line(st.get("run_code"), st["run"]))
         print_handed_out(st, time.time())
         print_tree_changes(run)
-    with_run(args, go)
 
 
 def print_handed_out(st, now):
     """Each job out with an agent now, longest first, against the minutes it is worth."""
     minutes = st.get("minutes", PHASE_MINUTES)
-    out = sorted(((now - i["at"]) / 60.0, j) for j, i in st["jobs"].items() if i["s"] == "issued" and i.get("at"))
+    out = sorted(((now - i["at"]) / 60.0, j) for j, i in st["jobs"].items() if i["s"] == ISSUED and i.get("at"))
     print("time per job: %s minutes; handed out now: %d" % (format_minutes(minutes), len(out)))
     for elapsed, job in sorted(out, reverse=True)[:10]:
         budget = minutes.get(job_kind(job), 0)
@@ -451,25 +421,24 @@ def print_handed_out(st, now):
 
 
 def cmd_exec(args):
-    def go(run, st):
+    if not 1 <= args.timeout <= EXEC_MAX_SECONDS:
+        raise ArenaError("--timeout must be 1 to %d seconds, not %d" % (EXEC_MAX_SECONDS, args.timeout))
+    with open_run(args.run) as ctx:
+        st = ctx.st
         if not st.get("run_code"):
             raise ArenaError("run %s does not run code (it was started without --run-code): check the code by "
                              "reasoning instead and finish the job without running it" % st["run"])
         info = st["jobs"].get(args.job)
         if info is None:
             raise ArenaError("run %s has no job %r; use the job id your brief names" % (st["run"], args.job[:40]))
-        if info["s"] != "issued":
+        if info["s"] != ISSUED:
             raise ArenaError("job %s is not handed out now; code runs only for a job while its agent works on it"
                              % args.job)
-        folder = run.path(work_folder(args.job))
+        folder = ctx.run.path(work_folder(args.job))
         path = resolve_in(folder, args.file)
         if path is None:
             raise ArenaError("%s is not a file in the work folder %s/; write the script there first"
                              % (args.file[:120], folder))
-        return folder, path
-    if not 1 <= args.timeout <= EXEC_MAX_SECONDS:
-        raise ArenaError("--timeout must be 1 to %d seconds, not %d" % (EXEC_MAX_SECONDS, args.timeout))
-    folder, path = with_run(args, go)
     # the run is not locked while the script runs: it may take minutes and next must not wait
     status, text, seconds = run_script(path, args.args, folder, args.timeout)
     sys.stdout.write(text if not text or text.endswith("\n") else text + "\n")
@@ -511,55 +480,55 @@ def print_temp_changes(run):
 
 
 def cmd_winner(args):
-    def go(run, st):
-        if st["champion"] is None:
-            raise ArenaError("no winner yet: %s; keep running next" % progress_line(st))
-        champ = st["champion"]
-        cards = load_cards()
-        sol = st["sol"].get(champ)
-        rounds = len(st["rounds"])
-        print("winner %s of %s after %s (seed %d)" % (
-            champ, plural(st["agents"], "agent"), plural(rounds, "round"), st["seed"]))
-        print("card: %s" % " / ".join(card_names(cards, st["cards"][champ])))
-        print("solution: %s" % (run.path(sol) if sol else "none: no competitor produced a valid solution"))
-        judged = last_judged_copy(run, st, champ) if sol else None
-        if judged and not judged[1]:
-            print("warning: that file changed after the judges last read it (a late write by an earlier try, "
-                  "or an edit); the text they judged is %s (agent ids replaced by labels)" % run.path(judged[0]))
-        for m, res in path_of(st, champ):
-            opp = opponent(m, champ)
-            line = "%s vs %s: %s" % (m["id"], opp, res["how"])
-            if res.get("tot"):
-                looks = res.get("n", 1)
-                line += " %s-%s (margin %s)" % (points(res["tot"][champ], looks), points(res["tot"][opp], looks),
-                                                 points(res["tot"][champ] - res["tot"][opp], looks))
-            if looks_text(res):
-                line += ", " + looks_text(res)
-            elif res["how"] == "panel":
-                line += ", %d of %d judges" % (res["votes"], res["n"])
-            if res.get("rule") == "fatal":
-                line += ", opponent had a verified FATAL flaw"
-            print(line)
-            why = pairing_text(st["rounds"][int(m["id"].split("-")[0][1:]) - 1], m)
-            if why:
-                print("  " + why)
-            atk = "%s-atk-%s" % (m["id"], opp)
-            answers = st["summ"].get("%s-def-%s" % (m["id"], champ), {}).get("ans", "")
-            for k, (label, summary) in enumerate(attacks_on(run, st, atk)):
-                reply = {"C": "conceded and fixed", "R": "rebutted"}.get(answers[k:k + 1], "unanswered")
-                note = reproducer_note(st, m["id"], champ, k + 1)
-                print("  %s %s -> %s%s" % (label, summary.strip()[:100], reply, "; " + note if note else ""))
-            if res["how"] != "forfeit":
-                print("  %s; %s" % (fixes_text(st, m, champ), fixes_text(st, m, opp)))
-        byes = [r["n"] for r in st["rounds"] if r["bye"] == champ]
-        if byes:
-            print("byes: round %s" % ", ".join(str(b) for b in byes))
-        print_final(st)
-        report = run.path("report.html")
-        if os.path.exists(report):
-            print("report: %s" % report)
-        print_tree_changes(run)
-    with_run(args, go)
+    with open_run(args.run) as ctx:
+        print_winner(ctx)
+
+
+def print_winner(ctx):
+    run, st = ctx.run, ctx.st
+    if st["champion"] is None:
+        raise ArenaError("no winner yet: %s; keep running next" % progress_line(st))
+    champ = st["champion"]
+    sol = st["sol"].get(champ)
+    rounds = len(st["rounds"])
+    print("winner %s of %s after %s (seed %d)" % (
+        champ, plural(st["agents"], "agent"), plural(rounds, "round"), st["seed"]))
+    print("card: %s" % " / ".join(card_names(ctx.cards, st["cards"][champ])))
+    print("solution: %s" % (run.path(sol) if sol else "none: no competitor produced a valid solution"))
+    judged = last_judged_copy(ctx, champ) if sol else None
+    if judged and not judged[1]:
+        print("warning: that file changed after the judges last read it (a late write by an earlier try, "
+              "or an edit); the text they judged is %s (agent ids replaced by labels)" % run.path(judged[0]))
+    for m, res in path_of(st, champ):
+        opp = opponent(m, champ)
+        line = "%s vs %s: %s" % (m["id"], opp, res["how"])
+        if res.get("tot"):
+            looks = res.get("n", 1)
+            line += " %s-%s (margin %s)" % (points(res["tot"][champ], looks), points(res["tot"][opp], looks),
+                                             points(res["tot"][champ] - res["tot"][opp], looks))
+        if looks_text(res):
+            line += ", " + looks_text(res)
+        if res.get("rule") == "fatal":
+            line += ", opponent had a verified FATAL flaw"
+        print(line)
+        why = pairing_text(st["rounds"][round_of(m["id"]) - 1], m)
+        if why:
+            print("  " + why)
+        answers = st["summ"].get(defence_id(m["id"], champ), {}).get("ans", "")
+        for k, (label, summary) in enumerate(attacks_on(ctx, attack_id(m["id"], opp))):
+            reply = {"C": "conceded and fixed", "R": "rebutted"}.get(answers[k:k + 1], "unanswered")
+            note = reproducer_note(st, m["id"], champ, k + 1)
+            print("  %s %s -> %s%s" % (label, summary.strip()[:100], reply, "; " + note if note else ""))
+        if res["how"] != "forfeit":
+            print("  %s; %s" % (fixes_text(st, m, champ), fixes_text(st, m, opp)))
+    byes = [r["n"] for r in st["rounds"] if r["bye"] == champ]
+    if byes:
+        print("byes: round %s" % ", ".join(str(b) for b in byes))
+    print_final(st)
+    report = run.path("report.html")
+    if os.path.exists(report):
+        print("report: %s" % report)
+    print_tree_changes(run)
 
 
 def print_final(st):
@@ -573,13 +542,7 @@ def print_final(st):
     elif f.get("missing"):
         print("baseline check: failed (%s); compare by hand" % f.get("why", "no verdict"))
     else:
-        w, b = sum(f["sc"]["winner"]), sum(f["sc"]["baseline"])
-        fw, fb = f["fat"]["winner"], f["fat"]["baseline"]
-        if fw != fb:
-            verdict = "the old answer is better: the new one has a verified FATAL flaw" if fw else \
-                "the arena answer is better: the old one has a verified FATAL flaw"
-        else:
-            verdict = "the arena answer scored higher" if w > b else "the OLD answer scored higher" if b > w else "a tie"
+        w, b, verdict, _ = baseline_verdict(f)
         print("baseline check (blind): arena answer %d, old answer %d: %s" % (w, b, verdict))
 
 
@@ -605,104 +568,6 @@ def whole(text):
         raise argparse.ArgumentTypeError("%r is not a whole number" % text)
 
 
-def build_parser():
-    p = Parser(prog="bracket.py", description="Bookkeeping for /arena tournaments. State lives in .arena/<run>/.")
-    sub = p.add_subparsers(dest="cmd", metavar="command", parser_class=Parser)
-    sub.required = True
-
-    def command(name, fn, help_text, run=True):
-        c = sub.add_parser(name, help=help_text, description=help_text)
-        c.set_defaults(fn=fn)
-        if run:
-            c.add_argument("--run", help="the run's folder name under .arena/ (default: the latest init)")
-        return c
-
-    agents_help = "competitors, 1 to %s (default %d)" % (card_count(), DEFAULT_AGENTS)
-    wave_help = "sub-agents running at once, 1 to %d (default %d)" % (MAX_WAVE, DEFAULT_WAVE)
-    c = command("plan", cmd_plan, "show rounds, sub-agent calls and waves for N agents; writes nothing", run=False)
-    c.add_argument("--agents", type=whole, default=DEFAULT_AGENTS, metavar="N", help=agents_help)
-    c.add_argument("--quick", action="store_true", help="8 agents")
-    c.add_argument("--wave", type=whole, default=DEFAULT_WAVE, metavar="W", help=wave_help)
-    c.add_argument("--baseline", action="store_true", help="add the final check against the old answer")
-    c.add_argument("--recheck", default=str(DEFAULT_RECHECK), metavar="M",
-                   help="second judge when totals are within M points (default %d), or off" % DEFAULT_RECHECK)
-    c.add_argument("--task-file", help="estimate tokens for this task")
-    c.add_argument("--run-code", action="store_true", help="show the preview for a run that lets sub-agents run code")
-    c.add_argument("--job-minutes", help="minutes per job: N (spawn N, the rest in proportion) or spawn=N,judge=M")
-
-    c = command("init", cmd_init, "start a run: deal cards, pair round 1, write the state", run=False)
-    c.add_argument("--agents", type=whole, default=DEFAULT_AGENTS, metavar="N", help=agents_help)
-    c.add_argument("--quick", action="store_true", help="8 agents")
-    c.add_argument("--seed", type=whole)
-    c.add_argument("--task-file", required=True)
-    c.add_argument("--baseline-file")
-    c.add_argument("--wave", type=whole, default=DEFAULT_WAVE, metavar="W", help=wave_help)
-    c.add_argument("--run", help="folder name under .arena/ (default: date-time and seed)")
-    c.add_argument("--model", choices=MODELS, help="model for competitors (default: the session's)")
-    c.add_argument("--judge-model", choices=MODELS, help="model for judges (default: the session's)")
-    c.add_argument("--recheck", default=str(DEFAULT_RECHECK), type=recheck_value,
-                   help="second judge when totals are within this margin (default %d), or off" % DEFAULT_RECHECK)
-    c.add_argument("--final-judges", type=int, choices=(1, 3), default=1, help="judges for the final match")
-    c.add_argument("--no-pack", action="store_true", help="one phase per wave, as the per-phase table counts")
-    c.add_argument("--direct", action="store_true", help="the main session runs every wave itself")
-    c.add_argument("--waves", action="store_true", help="a conductor runs waves (no lanes)")
-    c.add_argument("--lane-jobs", type=whole, default=DEFAULT_LANE_JOBS,
-                   help="jobs per lane before a set of lanes hands back (default %d)" % DEFAULT_LANE_JOBS)
-    c.add_argument("--batch-waves", type=whole, default=DEFAULT_BATCH, help="waves per conductor")
-    c.add_argument("--run-code", action="store_true",
-                   help="let sub-agents run Python scripts they write in their work folders (bracket.py exec)")
-    c.add_argument("--job-minutes", help="minutes each job is worth, stated in its brief: N (spawn N, the rest in "
-                   "proportion; default %s) or phase=N pairs like spawn=20,judge=6" % format_minutes(PHASE_MINUTES))
-
-    c = command("demo", cmd_demo, "play a whole run offline with stand-in agents, then print the winner and "
-                "the report's path; writes under .arena/ like a real run", run=False)
-    c.add_argument("--agents", type=whole, default=DEMO_AGENTS, metavar="N",
-                   help="stand-in competitors, 1 to %s (default %d)" % (card_count(), DEMO_AGENTS))
-    c.add_argument("--seed", type=whole, metavar="S",
-                   help="the same seed plays the same run (default: drawn; the run's name shows it)")
-    c.add_argument("--wave", type=whole, default=DEFAULT_WAVE, metavar="W", help=wave_help)
-    c.add_argument("--run", help="folder name under .arena/ (default: demo-N-sS, numbered if taken)")
-
-    c = command("next", cmd_next, "collect what arrived and print exactly what to do now")
-    c.add_argument("--retry", action="store_true", help="the last wave's agents have returned: re-issue what is missing")
-    c.add_argument("--direct", action="store_true", help="switch this run to the direct loop (no conductor)")
-    c.add_argument("--waves", action="store_true", help="switch this run to a conductor running waves (no lanes)")
-    c.add_argument("--returned", nargs="+", metavar="JOB",
-                   help="these jobs' agents have returned while others still run: collect them and refill their slots")
-    c.add_argument("--conductor", action="store_true", help="called by a conductor sub-agent")
-    c.add_argument("--json", action="store_true", help="print the action as JSON")
-
-    c = command("lane", cmd_lane, "a lane's turn: collect its last job, print its next Agent call (waits for one)")
-    c.add_argument("--lane", required=True, help="the lane number its prompt gives, like 2.3")
-    c.add_argument("--refused", action="store_true",
-                   help="the lane's last Agent call was refused by Claude Code (never ran): no try is spent")
-    c.add_argument("--wait", type=whole, default=DEFAULT_LANE_WAIT,
-                   help="seconds to wait for a ready job (default %d)" % DEFAULT_LANE_WAIT)
-    c.add_argument("--json", action="store_true", help="print the action as JSON")
-
-    c = command("prompts", cmd_prompts, "write the briefs of a phase of this round and list its jobs in waves")
-    c.add_argument("phase", choices=sorted(PHASES))
-    command("pairings", cmd_pairings, "this round's matches and the bye")
-    command("collect", cmd_collect, "read and check the outputs that arrived, record verdicts")
-    c = command("record", cmd_record, "decide one match by hand")
-    c.add_argument("match")
-    c.add_argument("agent")
-    c.add_argument("--reason", required=True)
-    command("advance", cmd_advance, "eliminate the losers and pair the survivors")
-    command("status", cmd_status, "progress, rounds, alive agents, and files changed outside .arena/")
-    command("winner", cmd_winner, "the survivor, its card, path, the attacks it survived, the baseline check")
-    command("report", cmd_report, "write report.html: the bracket, scores, attacks and the winner's path")
-    command("repair", cmd_repair, "rebuild state.json from journal.jsonl")
-    c = command("exec", cmd_exec, "run a Python script from a job's work folder, for its agent (runs "
-                "started with --run-code only)")
-    c.add_argument("--job", required=True, help="the job whose work folder holds the script")
-    c.add_argument("--timeout", type=whole, default=EXEC_SECONDS,
-                   help="seconds before the script is killed (default %d, at most %d)" % (EXEC_SECONDS, EXEC_MAX_SECONDS))
-    c.add_argument("file", help="the script, in the job's work folder")
-    c.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
-    return p
-
-
 def recheck_value(text):
     if text == "off":
         return "off"
@@ -713,6 +578,115 @@ def recheck_value(text):
     if not 0 <= value <= 100:
         raise argparse.ArgumentTypeError("must be 0 to 100 points, or off")
     return str(value)
+
+
+def parents():
+    """Options several commands take, defined once: {name: parser to pass as a parent}."""
+    def group(*specs):
+        p = argparse.ArgumentParser(add_help=False)
+        for flags, kw in specs:
+            p.add_argument(*flags, **kw)
+        return p
+
+    wave_help = "sub-agents running at once, 1 to %d (default %d)" % (MAX_WAVE, DEFAULT_WAVE)
+    return {
+        "run": group((("--run",), dict(help="the run's folder name under .arena/ (default: the latest init)"))),
+        "field": group(
+            (("--agents",), dict(type=whole, default=DEFAULT_AGENTS, metavar="N",
+                                 help="competitors, 1 to %s (default %d)" % (card_count(), DEFAULT_AGENTS))),
+            (("--quick",), dict(action="store_true", help="8 agents")),
+            (("--wave",), dict(type=whole, default=DEFAULT_WAVE, metavar="W", help=wave_help))),
+        "wave": group((("--wave",), dict(type=whole, default=DEFAULT_WAVE, metavar="W", help=wave_help))),
+        "seed": group((("--seed",), dict(type=whole, metavar="S",
+                                         help="the same seed deals the same cards and first round (default: "
+                                              "drawn, and shown in the run's name)"))),
+        "judging": group((("--recheck",), dict(default=str(DEFAULT_RECHECK), type=recheck_value, metavar="M",
+                                               help="second judge when totals are within M points (default %d), "
+                                                    "or off" % DEFAULT_RECHECK))),
+        "code": group(
+            (("--run-code",), dict(action="store_true", help="let sub-agents run Python scripts they write in their "
+                                                             "work folders (bracket.py exec)")),
+            (("--job-minutes",), dict(help="minutes each job is worth, stated in its brief: N (spawn N, the rest in "
+                                           "proportion; default %s) or phase=N pairs like spawn=20,judge=6"
+                                           % format_minutes(PHASE_MINUTES)))),
+        "json": group((("--json",), dict(action="store_true", help="print the action as JSON"))),
+    }
+
+
+def build_parser():
+    p = Parser(prog="bracket.py", description="Bookkeeping for /arena tournaments. State lives in .arena/<run>/.")
+    sub = p.add_subparsers(dest="cmd", metavar="command", parser_class=Parser)
+    sub.required = True
+    shared = parents()
+
+    def command(name, fn, help_text, *uses):
+        c = sub.add_parser(name, help=help_text, description=help_text, parents=[shared[u] for u in uses])
+        c.set_defaults(fn=fn)
+        return c
+
+    c = command("plan", cmd_plan, "show rounds, sub-agent calls and waves for N agents; writes nothing",
+                "field", "judging", "code")
+    c.add_argument("--baseline", action="store_true", help="add the final check against the old answer")
+    c.add_argument("--task-file", help="estimate tokens for this task")
+
+    c = command("init", cmd_init, "start a run: deal cards, pair round 1, write the state",
+                "field", "seed", "judging", "code")
+    c.add_argument("--task-file", required=True)
+    c.add_argument("--baseline-file")
+    c.add_argument("--run", help="folder name under .arena/ (default: date-time and seed)")
+    c.add_argument("--model", choices=MODELS, help="model for competitors (default: the session's)")
+    c.add_argument("--judge-model", choices=MODELS, help="model for judges (default: the session's)")
+    c.add_argument("--final-judges", type=int, choices=(1, 3), default=1, help="judges for the final match")
+    c.add_argument("--no-pack", action="store_true", help="one phase per wave, as the per-phase table counts")
+    c.add_argument("--direct", action="store_true", help="the main session runs every wave itself")
+    c.add_argument("--waves", action="store_true", help="a conductor runs waves (no lanes)")
+    c.add_argument("--lane-jobs", type=whole, default=DEFAULT_LANE_JOBS,
+                   help="jobs per lane before a set of lanes hands back (default %d)" % DEFAULT_LANE_JOBS)
+    c.add_argument("--batch-waves", type=whole, default=DEFAULT_BATCH, help="waves per conductor")
+
+    c = command("demo", cmd_demo, "play a whole run offline with stand-in agents, then print the winner and "
+                "the report's path; writes under .arena/ like a real run", "seed", "wave")
+    c.add_argument("--agents", type=whole, default=DEMO_AGENTS, metavar="N",
+                   help="stand-in competitors, 1 to %s (default %d)" % (card_count(), DEMO_AGENTS))
+    c.add_argument("--run", help="folder name under .arena/ (default: demo-N-sS, numbered if taken)")
+
+    c = command("next", cmd_next, "collect what arrived and print exactly what to do now", "run", "json")
+    c.add_argument("--retry", action="store_true", help="the last wave's agents have returned: re-issue what is missing")
+    c.add_argument("--direct", action="store_true", help="switch this run to the direct loop (no conductor)")
+    c.add_argument("--waves", action="store_true", help="switch this run to a conductor running waves (no lanes)")
+    c.add_argument("--returned", nargs="+", metavar="JOB",
+                   help="these jobs' agents have returned while others still run: collect them and refill their slots")
+    c.add_argument("--conductor", action="store_true", help="called by a conductor sub-agent")
+
+    c = command("lane", cmd_lane, "a lane's turn: collect its last job, print its next Agent call (waits for one)",
+                "run", "json")
+    c.add_argument("--lane", required=True, help="the lane number its prompt gives, like 2.3")
+    c.add_argument("--refused", action="store_true",
+                   help="the lane's last Agent call was refused by Claude Code (never ran): no try is spent")
+    c.add_argument("--wait", type=whole, default=DEFAULT_LANE_WAIT,
+                   help="seconds to wait for a ready job (default %d)" % DEFAULT_LANE_WAIT)
+
+    c = command("prompts", cmd_prompts, "write the briefs of a phase of this round and list its jobs in waves", "run")
+    c.add_argument("phase", choices=sorted(PHASES))
+    command("pairings", cmd_pairings, "this round's matches and the bye", "run")
+    command("collect", cmd_collect, "read and check the outputs that arrived, record verdicts", "run")
+    c = command("record", cmd_record, "decide one match by hand", "run")
+    c.add_argument("match")
+    c.add_argument("agent")
+    c.add_argument("--reason", required=True)
+    command("advance", cmd_advance, "eliminate the losers and pair the survivors", "run")
+    command("status", cmd_status, "progress, rounds, alive agents, and files changed outside .arena/", "run")
+    command("winner", cmd_winner, "the survivor, its card, path, the attacks it survived, the baseline check", "run")
+    command("report", cmd_report, "write report.html: the bracket, scores, attacks and the winner's path", "run")
+    command("repair", cmd_repair, "rebuild state.json from journal.jsonl", "run")
+    c = command("exec", cmd_exec, "run a Python script from a job's work folder, for its agent (runs "
+                "started with --run-code only)", "run")
+    c.add_argument("--job", required=True, help="the job whose work folder holds the script")
+    c.add_argument("--timeout", type=whole, default=EXEC_SECONDS,
+                   help="seconds before the script is killed (default %d, at most %d)" % (EXEC_SECONDS, EXEC_MAX_SECONDS))
+    c.add_argument("file", help="the script, in the job's work folder")
+    c.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
+    return p
 
 
 def main(argv=None):

@@ -2,70 +2,55 @@
 
 plan_next is the one entry point the skill loops on: it collects outputs, advances
 finished rounds, and returns a wave of Agent calls, a wait, a manual decision, the
-conductor, or finished, as plain data that render_next prints. It changes the state only
-through journaled events (run.commit).
+conductor, or finished, as plain data that render_next prints; lane_step is one lane's
+turn. Both take the command's Context (context.py) and change the state only through
+journaled events (ctx.commit).
 """
 
 import os
 import time
 
 from .base import ArenaError, DEFAULT_LANE_JOBS, MAX_LANES, plural
-from .jobs import job_kind, outputs_of
+from .jobs import ISSUED, OPEN, count_in, is_judging, jobs_in, outputs_of, tries
 from .state import find_match, finished, judge_sides, round_done
 from .outputs import collect_events
 from .briefs import write_brief, write_lane_brief
-from .schedule import pick_jobs, pick_wave, priority, progress, progress_line, spawn_positions
+from .schedule import pick_jobs, pick_wave, priority, progress, spawn_positions
+from .wording import after_refusal, progress_line
 
 
 def advance_events(st):
     return [{"e": "advance", "round": len(st["rounds"])}] if round_done(st) and st["champion"] is None else []
 
 
-def settle_state(run, st, rubric, retry=False, only=None):
+def settle_state(ctx, retry=False, only=None):
     """Collect what arrived (of `only`, when given) and advance finished rounds; returns the notes.
 
     A refused output is moved aside at once, so a later next never reads it
     again and charges its job a second failure.
     """
-    events, _ = collect_events(run, st, rubric, retry, only)
-    run.commit(st, events)
+    st = ctx.st
+    events, _ = collect_events(ctx, retry, only)
+    ctx.commit(events)
     notes = []
     for ev in events:
         if ev["e"] == "fail":
-            set_aside(run, st, ev["job"])
+            set_aside(ctx, ev["job"])
             notes.append("%s: %s: %s" % (after_refusal(st, ev["job"]), ev["job"], ev["why"]))
     while True:
         adv = advance_events(st)
         if not adv:
             break
-        run.commit(st, adv)
+        ctx.commit(adv)
     return notes
 
 
-def set_aside(run, st, job):
+def set_aside(ctx, job):
     """Move whatever sits at a job's output paths to out/refused/, named by the try it is charged to."""
-    attempt = st["jobs"][job].get("t", 1)
+    attempt = tries(ctx.st, job)
     for rel in outputs_of(job):
-        run.set_aside(rel, attempt)
+        ctx.run.set_aside(rel, attempt)
 
-
-def after_refusal(st, job):
-    """What really happens after a refused output: another try, or the job's fallback."""
-    info = st["jobs"][job]
-    if info["s"] == "ready":
-        return "will be re-issued"
-    kind = job_kind(job)
-    if kind == "spawn":
-        agent = job[len("spawn-"):]
-        if st["agents"] == 1:
-            return "no more tries, the run has no solution"
-        return "no more tries, %s forfeits its match" % agent
-    return "no more tries, " + {
-        "atk": "it counts as no attacks",
-        "def": "the solution before it stands, with no answers",
-        "judge": "the match needs a decision by hand",
-        "final": "the baseline check is left to you",
-    }[kind]
 
 
 def call_template(run, model):
@@ -74,23 +59,24 @@ def call_template(run, model):
         extra, run.dir)
 
 
-def plan_next(run, st, rubric, cards, task, retry=False, conductor=False, returned=None):
+def plan_next(ctx, retry=False, conductor=False, returned=None):
     """Decide and do the next step; returns the action as plain data.
 
     returned: jobs whose agents the caller saw return while others still run (a client
     told of each completion). Those are collected for good, and the slots they free are
     refilled at once with ready jobs, keeping at most W in flight.
     """
+    run, st = ctx.run, ctx.st
     notes = []
     if returned:
         for job in returned:
             if job not in st["jobs"]:
                 raise ArenaError("--returned %r is not a job of run %s" % (job[:40], st["run"]))
-        mine = [j for j in returned if st["jobs"][j]["s"] == "issued"]
-        notes += settle_state(run, st, rubric, retry=True, only=mine) if mine else []
-    notes += settle_state(run, st, rubric, retry)
+        mine = [j for j in returned if st["jobs"][j]["s"] == ISSUED]
+        notes += settle_state(ctx, retry=True, only=mine) if mine else []
+    notes += settle_state(ctx, retry)
     act = {"run": st["run"], "mode": st["mode"], "notes": notes}
-    outstanding = sorted(j for j, info in st["jobs"].items() if info["s"] == "issued")
+    outstanding = jobs_in(st, ISSUED)
     last = st["waves"][-1] if st["waves"] else None
     unshown = [j for j in outstanding if last and st["jobs"][j]["w"] == last["n"]]
     free = st["wave"] - len(outstanding)
@@ -100,25 +86,21 @@ def plan_next(run, st, rubric, cards, task, retry=False, conductor=False, return
             act["no_solution"] = True
     elif last and not last.get("shown", True) and unshown and len(unshown) == last["size"]:
         # handed out but never printed (the command was killed in between): show the same wave again
-        act.update(action="wave", wave=last["n"], calls=wave_calls(run, st, sorted(unshown, key=lambda j: (
+        act.update(action="wave", wave=last["n"], calls=wave_calls(ctx, sorted(unshown, key=lambda j: (
             priority(st, j, spawn_positions(st)), j))))
     elif outstanding and returned and free > 0 and st["mode"] != "lanes" and pick_jobs(st, free):
         # rolling: refill the freed slots now instead of waiting for the whole wave
         jobs = pick_jobs(st, free)
-        hand_out(run, st, jobs, cards, rubric, task, {"wave": len(st["waves"]) + 1})
-        act.update(action="wave", wave=len(st["waves"]), calls=wave_calls(run, st, jobs), running=outstanding)
+        hand_out(ctx, jobs, {"wave": len(st["waves"]) + 1})
+        act.update(action="wave", wave=len(st["waves"]), calls=wave_calls(ctx, jobs), running=outstanding)
     elif outstanding:
         act.update(action="wait", waiting=outstanding, wave=len(st["waves"]))
     elif st["manual"]:
-        act.update(action="manual", matches=[{
-            "match": mid, "why": why, "agents": [find_match(st, mid)["a"], find_match(st, mid)["b"]],
-            "solutions": [os.path.join(run.dir, st["sol"].get(a) or "") for a in
-                          (find_match(st, mid)["a"], find_match(st, mid)["b"])]}
-            for mid, why in sorted(st["manual"].items())])
+        act.update(action="manual", matches=[manual_match(ctx, mid, why) for mid, why in sorted(st["manual"].items())])
     elif st["mode"] == "lanes" and not conductor:
-        act.update(action="lanes", calls=start_lanes(run, st), brief=run.path("lane.md"))
+        act.update(action="lanes", calls=start_lanes(ctx), brief=run.path("lane.md"))
     elif st["mode"] == "conductor" and not conductor:
-        run.commit(st, [{"e": "batch", "n": (st["batch"] or {}).get("n", 0) + 1}])
+        ctx.commit([{"e": "batch", "n": (st["batch"] or {}).get("n", 0) + 1}])
         act.update(action="conductor", description="arena conductor " + st["run"],
                    prompt="Read %s and follow it." % run.path("conductor.md"))
     elif conductor and st["batch"] and len(st["waves"]) - st["batch"]["from"] >= st["batch_waves"]:
@@ -128,79 +110,86 @@ def plan_next(run, st, rubric, cards, task, retry=False, conductor=False, return
         if not wave:
             raise ArenaError("nothing can run and nothing is finished; run 'bracket.py status --run %s' and report "
                              "this as a bug" % st["run"])
-        hand_out(run, st, wave, cards, rubric, task, {"wave": len(st["waves"]) + 1})
-        act.update(action="wave", wave=len(st["waves"]), calls=wave_calls(run, st, wave))
-    act["progress"] = progress(st)
-    act["line"] = progress_line(st, act["progress"])
-    return act
+        hand_out(ctx, wave, {"wave": len(st["waves"]) + 1})
+        act.update(action="wave", wave=len(st["waves"]), calls=wave_calls(ctx, wave))
+    return finish_act(st, act)
 
 
-def hand_out(run, st, jobs, cards, rubric, task, where):
+def manual_match(ctx, mid, why):
+    """A match waiting for a decision by hand: why, its two agents and their solution files."""
+    m = find_match(ctx.st, mid)
+    agents = [m["a"], m["b"]]
+    return {"match": mid, "why": why, "agents": agents,
+            "solutions": [os.path.join(ctx.run.dir, ctx.st["sol"].get(a) or "") for a in agents]}
+
+
+def hand_out(ctx, jobs, where):
     """Write the jobs' briefs and journal their issue, to a wave ({"wave": n}) or a lane ({"lane": "2.3"})."""
+    st = ctx.st
     for job in jobs:
-        set_aside(run, st, job)  # left by an earlier try: a retry writes to a clear path
-        write_brief(run, st, job, st["jobs"][job]["t"] + 1, cards, rubric, task)
+        set_aside(ctx, job)  # left by an earlier try: a retry writes to a clear path
+        write_brief(ctx, job, st["jobs"][job]["t"] + 1)
     # the judges' labels are fixed when handed out, so the verdict is read as the brief was written
-    labels = {j: list(judge_sides(st, j, st["jobs"][j]["t"] + 1)) for j in jobs if job_kind(j) in ("judge", "final")}
+    labels = {j: list(judge_sides(st, j, st["jobs"][j]["t"] + 1)) for j in jobs if is_judging(j)}
     ev = {"e": "issue", "jobs": jobs, "at": round(time.time(), 3), "labels": labels}
     ev.update(where)
-    run.commit(st, [ev])
+    ctx.commit([ev])
 
 
-def start_lanes(run, st):
+def start_lanes(ctx):
     """A new set of lanes: one Agent call each, all in one message. Each lane then runs
     one job at a time (`lane`), so a slot is refilled as soon as its job returns."""
+    run, st = ctx.run, ctx.st
     # no more lanes than jobs open now: a round's jobs are all known once it is paired
-    open_jobs = sum(1 for info in st["jobs"].values() if info["s"] in ("ready", "issued"))
-    k = max(1, min(st["wave"], MAX_LANES, open_jobs))
+    k = max(1, min(st["wave"], MAX_LANES, count_in(st, *OPEN)))
     n = (st.get("lanes") or {}).get("n", 0) + 1
     write_lane_brief(run, st)
-    run.commit(st, [{"e": "lanes", "n": n, "k": k, "budget": k * st.get("lane_jobs", DEFAULT_LANE_JOBS),
-                     "at": round(time.time(), 3)}])
+    ctx.commit([{"e": "lanes", "n": n, "k": k, "budget": k * st.get("lane_jobs", DEFAULT_LANE_JOBS),
+                 "at": round(time.time(), 3)}])
     return [{"lane": "%d.%d" % (n, i), "run_in_background": False, "description": "arena lane %d.%d" % (n, i),
              "prompt": "Read %s and follow it as lane %d.%d." % (run.path("lane.md"), n, i)} for i in range(1, k + 1)]
 
 
-def lane_step(run, st, rubric, cards, task, lane, refused=False):
+def lane_step(ctx, lane, refused=False):
     """One turn of a lane: collect the job it ran last (its Agent call has returned, so
     whatever that job wrote is all there will be), then hand it the next ready job.
 
     Returns {"action": "job" | "again" | "lane-over", ...}. A job goes to one lane only,
     and a lane holds one job at a time, so no more than the set's lanes (<= W) run at once.
     """
+    st = ctx.st
     act = {"run": st["run"], "lane": lane, "notes": []}
-    mine = sorted(j for j, info in st["jobs"].items() if info["s"] == "issued" and info.get("ln") == lane)
+    mine = [j for j in jobs_in(st, ISSUED) if st["jobs"][j].get("ln") == lane]
     if mine and "sh" in st["jobs"][mine[0]]:
         # handed out but never printed (the command was killed in between): show it again
-        act.update(action="job", call=wave_calls(run, st, mine[:1])[0])
+        act.update(action="job", call=wave_calls(ctx, mine[:1])[0])
         return finish_act(st, act)
     if mine and refused:
         # Claude Code refused the Agent call (too many sub-agents at once): the job never ran,
         # so it goes back without spending a try, and this lane stops to make room
-        run.commit(st, [{"e": "fail", "job": mine[0], "why": "the client refused the Agent call", "never_ran": True}])
+        ctx.commit([{"e": "fail", "job": mine[0], "why": "the client refused the Agent call", "never_ran": True}])
         act["action"] = "lane-over"
         return finish_act(st, act)
-    act["notes"] = settle_state(run, st, rubric, retry=True, only=mine) if mine else []
-    settle_state(run, st, rubric, only=[])  # advance a round this lane's job may have closed
+    act["notes"] = settle_state(ctx, retry=True, only=mine) if mine else []
+    settle_state(ctx, only=[])  # advance a round this lane's job may have closed
     lanes = st.get("lanes")
     # a lane of an older set, or numbered past this set's size, would push the jobs in
     # flight past W: it stops
     current = lanes is not None and lane.split(".")[0] == str(lanes["n"]) and int(lane.split(".")[1]) <= lanes["k"]
-    running = [j for j, info in st["jobs"].items() if info["s"] == "issued"]
+    running = count_in(st, ISSUED)
     if finished(st) or st["mode"] != "lanes" or not current or lanes["handed"] >= lanes["budget"]:
         act["action"] = "lane-over"
         return finish_act(st, act)
     picked = pick_jobs(st, 1)
     if picked:
-        job = picked[0]
-        hand_out(run, st, [job], cards, rubric, task, {"lane": lane})
-        act.update(action="job", call=wave_calls(run, st, [job])[0])
+        hand_out(ctx, picked, {"lane": lane})
+        act.update(action="job", call=wave_calls(ctx, picked)[0])
     elif not running:
         # nothing runs, so nothing will become ready: a decision by hand, or a retry the
         # main session must see; the lanes hand back
         act["action"] = "lane-over"
     else:
-        act.update(action="again", running=len(running))
+        act.update(action="again", running=running)
     return finish_act(st, act)
 
 
@@ -229,14 +218,15 @@ def render_lane(act):
     return "\n".join(out)
 
 
-def wave_calls(run, st, jobs):
+def wave_calls(ctx, jobs):
     """The Agent calls of a wave, with every parameter the orchestrator passes."""
+    st = ctx.st
     calls = []
     for job in jobs:
-        model = st["judge_model"] if job_kind(job) in ("judge", "final") else st["model"]
+        model = st["judge_model"] if is_judging(job) else st["model"]
         # no subagent_type: general-purpose is the default, and every byte here is paid per call
         call = {"job": job, "run_in_background": False, "description": job,
-                "prompt": "Read %s/b/%s.md and follow it." % (run.dir, job)}
+                "prompt": "Read %s/b/%s.md and follow it." % (ctx.run.dir, job)}
         if model:
             call["model"] = model
         calls.append(call)

@@ -26,6 +26,7 @@ import re
 import statistics
 
 from .base import MAX_ATTACKS, rng_for
+from .jobs import agent_of, match_of, revision_file
 
 # quality points = CENTRE + SPREAD * latent quality (a standard normal), as in benchmarks/judging.py
 CENTRE, SPREAD = 65.0, 10.0
@@ -88,14 +89,12 @@ def outputs(project, brief_path, seed=0):
     out = [p for p in paths if re.search(r"/out/%s\.(?:md|json)$" % re.escape(job), p)][0]
     head = "<!-- arena job: %s -->\n" % job
     if job.startswith("spawn-"):
-        files = [(out, head + spawn(seed, job[6:], full))]
+        files = [(out, head + spawn(seed, agent_of(job), full))]
     elif "-atk-" in job:
         target = [p for p in paths if p != out][0]
         files = [(out, head + attack(seed, job, read(project, target)))]
     elif "-def-" in job:
-        me = job.split("-")[3]
-        mid = "-".join(job.split("-")[:2])
-        revised = [p for p in paths if p.endswith("/out/%s-sol-%s.md" % (mid, me))][0]
+        revised = [p for p in paths if p.endswith("/" + revision_file(match_of(job), agent_of(job)))][0]
         own = [p for p in paths if p not in (out, revised) and "-atk-" not in p][0]
         # each list is named on its own line, or "none" when there is no file to read
         on_me, on_them = (listed(brief, which) for which in ("Attacks on your solution", "Attacks your side raised"))
@@ -141,8 +140,7 @@ def read_solution(text):
 
 
 def attack(seed, job, target):
-    me = job.split("-")[3]
-    skill = quality_of(seed, me)
+    skill = quality_of(seed, agent_of(job))
     rng = rng_for(seed, "demo-attack", job)
     spot = min(0.9, max(0.2, 0.55 + 0.15 * skill))
     found = [(kind, "flaw %s, %s" % (fid, what)) for fid, kind, what in read_solution(target)[1] if rng.random() < spot]
@@ -159,8 +157,7 @@ def attack(seed, job, target):
 def defend(seed, job, own, attacks, raised=""):
     """(answers text, revised solution text): concede real flaws and fix most of them, and
     fix too the flaws raised against the opponent that this solution shares (ALSO FIXED)."""
-    me = job.split("-")[3]
-    skill = quality_of(seed, me)
+    skill = quality_of(seed, agent_of(job))
     rng = rng_for(seed, "demo-defend", job)
     points, flaws, revision, about, steps = read_solution(own)
     if points is None:

@@ -1,13 +1,178 @@
-"""What a run will cost: the `plan` table text and the token estimate.
+"""What a run will cost: the plan arithmetic, the `plan` table and the token estimate.
 
-Pure arithmetic on N, W and file sizes; measured_sizes reads output sizes of a run in
-progress to redo the estimate with real numbers. Never changes a state.
+The plan arithmetic counts what a run of N agents takes, round by round: calls, waves
+as one phase at a time and as the engine packs them, the bound no schedule can beat,
+and the judge calls looks to a majority add. The token estimate puts sizes on those
+calls. Pure arithmetic on N, W and sizes; measured_sizes reads the output sizes of a run
+in progress to redo the estimate with real numbers. Never changes a state.
 """
 
+import heapq
 import os
 
-from .base import MOST_LOOKS, plural
-from .jobs import field_sizes, job_kind, outputs_of, packed_waves, plan_rows, round_judges
+from .base import DEFAULT_WAVE, JUDGES_PER_MATCH, MOST_LOOKS, plural
+from .jobs import agent_of, job_key, job_kind, match_of, outputs_of, revision_file
+from .judging import first_looks, most_looks_in, round_kind
+
+
+def field_sizes(n):
+    """Agents alive at the start of each round, ending with 1."""
+    sizes = [n]
+    while sizes[-1] > 1:
+        sizes.append((sizes[-1] + 1) // 2)
+    return sizes
+
+
+def plan_rows(n, wave, baseline=False):
+    """The per-phase table: (label, alive, matches, bye, calls, waves)."""
+    def waves(k):
+        return -(-k // wave) if k else 0
+    rows = [("spawn", n, None, None, n, waves(n))]
+    for r, alive in enumerate(field_sizes(n)[:-1], 1):
+        m = alive // 2
+        rows.append((str(r), alive, m, alive % 2 == 1, 5 * m, 2 * waves(2 * m) + waves(m)))
+    if baseline:
+        rows.append(("check", 1, None, None, 1, 1))
+    return rows
+
+
+def list_schedule(jobs, wave):
+    """Waves of greedy list scheduling: jobs is {id: (priority key, [deps])}.
+
+    Every wave takes the W ready jobs with the smallest keys; a job is ready
+    once all its deps finished in earlier waves. Returns a list of waves.
+    """
+    waiting = {j: len(d) for j, (_, d) in jobs.items()}
+    users = {}
+    for j, (_, deps) in jobs.items():
+        for d in deps:
+            users.setdefault(d, []).append(j)
+    # a heap of (key, id): the same picks as re-sorting every wave, in O(log n) each
+    ready = [(jobs[j][0], j) for j, n in waiting.items() if n == 0]
+    heapq.heapify(ready)
+    out = []
+    while ready:
+        now = [heapq.heappop(ready) for _ in range(min(wave, len(ready)))]
+        out.append([j for _, j in now])
+        for _, j in now:
+            for u in users.get(j, ()):
+                waiting[u] -= 1
+                if waiting[u] == 0:
+                    heapq.heappush(ready, (jobs[u][0], u))
+    return out
+
+
+def round_judges(matches, field, wave, most_looks):
+    """(judges side by side, judge calls to expect) per match of one round under looks to
+    a majority (most_looks: the engine's MOST_LOOKS pair)."""
+    first = first_looks(matches, field, wave, most=most_looks_in(field, most_looks))
+    return first, max(float(first), JUDGES_PER_MATCH[round_kind(matches, field, wave)])
+
+
+def round_jobs(rnd, matches, spawn_order=None, looks=0.0, wave=DEFAULT_WAVE, judges=None):
+    """The job graph of one round in the scheduler's terms (for `plan` and tests).
+
+    looks: the share of matches that get a second look after their first
+    judge; a round whose judges fit in half a wave gets both looks side by side.
+    judges, instead (looks to a majority): (judges side by side, judge calls to
+    expect) per match; the calls beyond the first judges are spread over the
+    matches, each after the one before it.
+    """
+    if judges is not None:
+        return chained_judges(round_jobs(rnd, matches, spawn_order, 0.0, wave), rnd, matches, judges)
+    jobs = {}
+    if spawn_order is not None:
+        for pos, a in enumerate(spawn_order):
+            jobs["s%d" % a] = (job_key("spawn" if pos < 2 * matches else "bye", 0, pos, 0), [])
+    side_by_side = looks > 0 and 2 * matches <= wave
+    later = int(round(looks * matches)) if looks and not side_by_side else 0
+    rechecked = {int(k * matches / later) for k in range(later)} if later else set()
+    for k in range(matches):
+        a, b = 2 * k, 2 * k + 1
+        first = spawn_order is not None
+        jobs["a%d" % a] = (job_key("atk", rnd, k, 0), ["s%d" % a, "s%d" % b] if first else [])
+        jobs["a%d" % b] = (job_key("atk", rnd, k, 1), ["s%d" % a, "s%d" % b] if first else [])
+        jobs["d%d" % a] = (job_key("def", rnd, k, 0), ["a%d" % a, "a%d" % b])
+        jobs["d%d" % b] = (job_key("def", rnd, k, 1), ["a%d" % a, "a%d" % b])
+        jobs["j%d" % k] = (job_key("judge", rnd, k, 1), ["d%d" % a, "d%d" % b])
+        if side_by_side:
+            jobs["k%d" % k] = (job_key("judge", rnd, k, 2), ["d%d" % a, "d%d" % b])
+        elif k in rechecked:
+            jobs["k%d" % k] = (job_key("judge", rnd, k, 2), ["j%d" % k])
+    return jobs
+
+
+def chained_judges(jobs, rnd, matches, judges):
+    """A one-judge round graph with each match's judges made (first side by side, then a chain)."""
+    first, mean = judges
+    extra = int(round((mean - first) * matches))
+    depth = [0] * matches
+    for i in range(extra):  # spread evenly: every match gets a later look before any gets two
+        depth[int((i % matches) * matches / min(extra, matches))] += 1
+    for k in range(matches):
+        a, b = 2 * k, 2 * k + 1
+        for look in range(2, first + 1):
+            jobs["k%d-%d" % (k, look)] = (job_key("judge", rnd, k, look), ["d%d" % a, "d%d" % b])
+        before = ["j%d" % k] + ["k%d-%d" % (k, look) for look in range(2, first + 1)]
+        for look in range(first + 1, first + 1 + depth[k]):
+            jobs["k%d-%d" % (k, look)] = (job_key("judge", rnd, k, look), before)
+            before = ["k%d-%d" % (k, look)]
+    return jobs
+
+
+def round_bound(jobs, wave):
+    """Waves no schedule of one round's job graph can beat.
+
+    A job with k-1 jobs chained after it (or before it) leaves k-1 waves to
+    go after its own, so the jobs at level k or deeper need ceil(count / W)
+    waves plus k-1.
+    """
+    users = {}
+    for j, (_, deps) in jobs.items():
+        for d in deps:
+            users.setdefault(d, []).append(j)
+    after, before = {}, {}
+
+    def tail(j):
+        if j not in after:
+            after[j] = 1 + max([tail(u) for u in users.get(j, ())] or [0])
+        return after[j]
+
+    def head(j):
+        if j not in before:
+            before[j] = 1 + max([head(d) for d in jobs[j][1]] or [0])
+        return before[j]
+
+    best = 0
+    for depth in (tail, head):
+        levels = [depth(j) for j in jobs]
+        for k in range(1, max(levels) + 1):
+            best = max(best, k - 1 + -(-sum(1 for x in levels if x >= k) // wave))
+    return best
+
+
+def packed_waves(n, wave, baseline=False, looks=0.0, most_looks=None):
+    """(waves with packing, lower bound) for n agents, W at a time.
+
+    Rounds stay barriers: pairing a round needs all its winners. Within a
+    round the bound is max(ceil(calls / W), length of the dependency chain).
+    most_looks: plan the judges of looks to a majority instead of a share of
+    second looks.
+    """
+    total = bound = 0
+    sizes = field_sizes(n)
+    for r, alive in enumerate(sizes[:-1], 1):
+        m = alive // 2
+        judges = round_judges(m, alive, wave, most_looks) if most_looks else None
+        jobs = round_jobs(r, m, list(range(n)) if r == 1 else None, looks, wave, judges)
+        total += len(list_schedule(jobs, wave))
+        bound += round_bound(jobs, wave)
+    if n == 1:
+        total = bound = 1
+    if baseline:
+        total += 1
+        bound += 1
+    return total, bound
 
 
 # Token arithmetic. Sizes in tokens (about 4 characters each); the assumed
@@ -73,7 +238,7 @@ def measured_sizes(run, st):
         for path in outputs_of(job):
             what = {"spawn": "solution", "atk": "attack", "judge": "verdict", "final": "verdict"}.get(kind)
             if kind == "def":
-                what = "solution" if "-sol-" in path else "defence"
+                what = "solution" if path == revision_file(match_of(job), agent_of(job)) else "defence"
             try:
                 sums[what][0] += os.path.getsize(run.path(path))
                 sums[what][1] += 1

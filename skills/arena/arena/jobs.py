@@ -1,14 +1,35 @@
-"""Job ids and the plan arithmetic: what a run of N agents costs in calls and waves.
+"""Job ids, job kinds and job states: the one place that builds, splits and names them.
 
-A job id (spawn-a017, r3-m07-atk-a017, r3-m07-judge2, final) says what the job is; this
-module parses ids, names the files each job writes, and computes the per-phase table and
-the packed-wave bound that `plan` prints. Pure: no state, no files.
+A job id says what the job is: spawn-a017 (a017 writes its first solution),
+r3-m07-atk-a017 (a017 attacks its opponent in match r3-m07), r3-m07-def-a017 (a017
+answers the attacks and revises), r3-m07-judge, r3-m07-judge2, ... (the looks at the
+match) and final (the blind check against the baseline). Every module builds ids with the
+functions here and splits them with parse_job, never by hand. A job's record in the state
+is a small dict (docs/state.md lists its keys); its status is one of the constants below.
+Pure: no state changes, no files.
 """
 
-import heapq
 import re
 
-from .base import ArenaError, DEFAULT_WAVE, JUDGES_PER_MATCH, LATE_FIELD
+from .base import ArenaError
+
+
+# What a job record's "s" says.
+READY = "ready"          # waiting to be handed out (again, after a refused try)
+ISSUED = "issued"        # out with a sub-agent now
+DONE = "done"            # its output counted, or its fallback applied
+STUCK = "stuck"          # a judge that failed every try: its match waits for a decision by hand
+CANCELLED = "cancelled"  # no longer needed (a forfeit, a decision by hand)
+OPEN = (READY, ISSUED)
+STATES = (READY, ISSUED, DONE, STUCK, CANCELLED)
+
+
+# Job kinds, as parse_job names them and as TRIES and the minutes per job are keyed.
+KINDS = ("spawn", "atk", "def", "judge", "final")
+FINAL = "final"
+
+
+JOB_ID = re.compile(r"^(?:spawn-(a\d+)|r(\d+)-m(\d+)-(atk|def)-(a\d+)|r(\d+)-m(\d+)-judge(\d?)|final)$")
 
 
 # Jobs left on the longest path from a job to its round's end; round 1's bye
@@ -16,200 +37,60 @@ from .base import ArenaError, DEFAULT_WAVE, JUDGES_PER_MATCH, LATE_FIELD
 CHAIN = {"spawn": 4, "bye": 1, "atk": 3, "def": 2, "judge": 1, "final": 1}
 
 
-JOB_ID = re.compile(r"^(?:spawn-(a\d+)|r(\d+)-m(\d+)-(atk|def)-(a\d+)|r(\d+)-m(\d+)-judge(\d?)|final)$")
+# ---------------------------------------------------------------- ids
+
+def agent_ids(n):
+    width = max(3, len(str(n)))
+    return ["a%0*d" % (width, i) for i in range(1, n + 1)]
 
 
-def field_sizes(n):
-    """Agents alive at the start of each round, ending with 1."""
-    sizes = [n]
-    while sizes[-1] > 1:
-        sizes.append((sizes[-1] + 1) // 2)
-    return sizes
+def match_id(rnd, k, matches):
+    """The k-th match of round rnd, numbered to the width of the round's match count."""
+    return "r%d-m%0*d" % (rnd, max(2, len(str(matches))), k)
 
 
-def plan_rows(n, wave, baseline=False):
-    """The per-phase table: (label, alive, matches, bye, calls, waves)."""
-    def waves(k):
-        return -(-k // wave) if k else 0
-    rows = [("spawn", n, None, None, n, waves(n))]
-    for r, alive in enumerate(field_sizes(n)[:-1], 1):
-        m = alive // 2
-        rows.append((str(r), alive, m, alive % 2 == 1, 5 * m, 2 * waves(2 * m) + waves(m)))
-    if baseline:
-        rows.append(("check", 1, None, None, 1, 1))
-    return rows
+def spawn_id(agent):
+    return "spawn-" + agent
 
 
-def list_schedule(jobs, wave):
-    """Waves of greedy list scheduling: jobs is {id: (priority key, [deps])}.
-
-    Every wave takes the W ready jobs with the smallest keys; a job is ready
-    once all its deps finished in earlier waves. Returns a list of waves.
-    """
-    waiting = {j: len(d) for j, (_, d) in jobs.items()}
-    users = {}
-    for j, (_, deps) in jobs.items():
-        for d in deps:
-            users.setdefault(d, []).append(j)
-    # a heap of (key, id): the same picks as re-sorting every wave, in O(log n) each
-    ready = [(jobs[j][0], j) for j, n in waiting.items() if n == 0]
-    heapq.heapify(ready)
-    out = []
-    while ready:
-        now = [heapq.heappop(ready) for _ in range(min(wave, len(ready)))]
-        out.append([j for _, j in now])
-        for _, j in now:
-            for u in users.get(j, ()):
-                waiting[u] -= 1
-                if waiting[u] == 0:
-                    heapq.heappush(ready, (jobs[u][0], u))
-    return out
+def attack_id(mid, agent):
+    """agent's attack on its opponent in match mid."""
+    return "%s-atk-%s" % (mid, agent)
 
 
-def job_key(kind, rnd, match, side):
-    """Scheduling priority: longest remaining chain first, then round, match, side."""
-    return (-CHAIN[kind], rnd, match, side)
+def defence_id(mid, agent):
+    """agent's answers to the attacks on it in match mid, and its revision."""
+    return "%s-def-%s" % (mid, agent)
 
 
-def round_kind(matches, field, wave):
-    """late: the last two rounds; small: judges of two looks fit in half a wave; big: the rest."""
-    if field <= LATE_FIELD:
-        return "late"
-    return "small" if 2 * matches <= wave else "big"
+def judge_id(mid, look):
+    return "%s-judge%s" % (mid, "" if look == 1 else look)
 
 
-def first_looks(matches, field, wave, final_judges=1, most=2):
-    """Judges each match of a round starts with, second looks on (off: 1, or the final's panel).
-
-    When a round's judges leave half a wave empty anyway, both looks run side by
-    side: a second opinion for no extra wave, where it matters most. A round whose
-    matches take at least three looks (to a majority of five) starts them together
-    when they fit in a wave.
-    """
-    judges = final_judges if matches == 1 and field == 2 else 1
-    if judges > 1:
-        return judges
-    if most >= 5 and 3 * matches <= wave:
-        return 3
-    return 2 if 2 * matches <= wave else 1
+def competitor_jobs(mid, a, b):
+    """The four jobs of a match before its judges: both attacks, then both defences."""
+    return [attack_id(mid, a), attack_id(mid, b), defence_id(mid, a), defence_id(mid, b)]
 
 
-def round_judges(matches, field, wave, most_looks):
-    """(judges side by side, judge calls to expect) per match of one round under looks to
-    a majority (most_looks: the engine's MOST_LOOKS pair)."""
-    late = field <= LATE_FIELD
-    first = first_looks(matches, field, wave, most=most_looks[1] if late else most_looks[0])
-    return first, max(float(first), JUDGES_PER_MATCH[round_kind(matches, field, wave)])
+def revision_file(mid, agent):
+    """The revised solution agent writes in match mid, relative to the run folder."""
+    return "out/%s-sol-%s.md" % (mid, agent)
 
 
-def round_jobs(rnd, matches, spawn_order=None, looks=0.0, wave=DEFAULT_WAVE, judges=None):
-    """The job graph of one round in the scheduler's terms (for `plan` and tests).
-
-    looks: the share of matches that get a second look after their first
-    judge; a round whose judges fit in half a wave gets both looks side by side.
-    judges, instead (looks to a majority): (judges side by side, judge calls to
-    expect) per match; the calls beyond the first judges are spread over the
-    matches, each after the one before it.
-    """
-    if judges is not None:
-        return chained_judges(round_jobs(rnd, matches, spawn_order, 0.0, wave), rnd, matches, judges)
-    jobs = {}
-    if spawn_order is not None:
-        for pos, a in enumerate(spawn_order):
-            jobs["s%d" % a] = (job_key("spawn" if pos < 2 * matches else "bye", 0, pos, 0), [])
-    side_by_side = looks > 0 and 2 * matches <= wave
-    later = int(round(looks * matches)) if looks and not side_by_side else 0
-    rechecked = {int(k * matches / later) for k in range(later)} if later else set()
-    for k in range(matches):
-        a, b = 2 * k, 2 * k + 1
-        first = spawn_order is not None
-        jobs["a%d" % a] = (job_key("atk", rnd, k, 0), ["s%d" % a, "s%d" % b] if first else [])
-        jobs["a%d" % b] = (job_key("atk", rnd, k, 1), ["s%d" % a, "s%d" % b] if first else [])
-        jobs["d%d" % a] = (job_key("def", rnd, k, 0), ["a%d" % a, "a%d" % b])
-        jobs["d%d" % b] = (job_key("def", rnd, k, 1), ["a%d" % a, "a%d" % b])
-        jobs["j%d" % k] = (job_key("judge", rnd, k, 1), ["d%d" % a, "d%d" % b])
-        if side_by_side:
-            jobs["k%d" % k] = (job_key("judge", rnd, k, 2), ["d%d" % a, "d%d" % b])
-        elif k in rechecked:
-            jobs["k%d" % k] = (job_key("judge", rnd, k, 2), ["j%d" % k])
-    return jobs
+def judge_folder(job):
+    """Where a judging job's blinded inputs go, relative to the run folder."""
+    return "j/" + job
 
 
-def chained_judges(jobs, rnd, matches, judges):
-    """A one-judge round graph with each match's judges made (first side by side, then a chain)."""
-    first, mean = judges
-    extra = int(round((mean - first) * matches))
-    depth = [0] * matches
-    for i in range(extra):  # spread evenly: every match gets a later look before any gets two
-        depth[int((i % matches) * matches / min(extra, matches))] += 1
-    for k in range(matches):
-        a, b = 2 * k, 2 * k + 1
-        for look in range(2, first + 1):
-            jobs["k%d-%d" % (k, look)] = (job_key("judge", rnd, k, look), ["d%d" % a, "d%d" % b])
-        before = ["j%d" % k] + ["k%d-%d" % (k, look) for look in range(2, first + 1)]
-        for look in range(first + 1, first + 1 + depth[k]):
-            jobs["k%d-%d" % (k, look)] = (job_key("judge", rnd, k, look), before)
-            before = ["k%d-%d" % (k, look)]
-    return jobs
+def judge_copy(job, label, part):
+    """One blinded input of a judging job: part is solution, attacks or defence."""
+    return "%s/%s-%s.md" % (judge_folder(job), label, part)
 
 
-def round_bound(jobs, wave):
-    """Waves no schedule of one round's job graph can beat.
-
-    A job with k-1 jobs chained after it (or before it) leaves k-1 waves to
-    go after its own, so the jobs at level k or deeper need ceil(count / W)
-    waves plus k-1.
-    """
-    users = {}
-    for j, (_, deps) in jobs.items():
-        for d in deps:
-            users.setdefault(d, []).append(j)
-    after, before = {}, {}
-
-    def tail(j):
-        if j not in after:
-            after[j] = 1 + max([tail(u) for u in users.get(j, ())] or [0])
-        return after[j]
-
-    def head(j):
-        if j not in before:
-            before[j] = 1 + max([head(d) for d in jobs[j][1]] or [0])
-        return before[j]
-
-    best = 0
-    for depth in (tail, head):
-        levels = [depth(j) for j in jobs]
-        for k in range(1, max(levels) + 1):
-            best = max(best, k - 1 + -(-sum(1 for x in levels if x >= k) // wave))
-    return best
-
-
-def packed_waves(n, wave, baseline=False, looks=0.0, most_looks=None):
-    """(waves with packing, lower bound) for n agents, W at a time.
-
-    Rounds stay barriers: pairing a round needs all its winners. Within a
-    round the bound is max(ceil(calls / W), length of the dependency chain).
-    most_looks: plan the judges of looks to a majority instead of a share of
-    second looks.
-    """
-    total = bound = 0
-    sizes = field_sizes(n)
-    for r, alive in enumerate(sizes[:-1], 1):
-        m = alive // 2
-        judges = round_judges(m, alive, wave, most_looks) if most_looks else None
-        jobs = round_jobs(r, m, list(range(n)) if r == 1 else None, looks, wave, judges)
-        total += len(list_schedule(jobs, wave))
-        bound += round_bound(jobs, wave)
-    if n == 1:
-        total = bound = 1
-    if baseline:
-        total += 1
-        bound += 1
-    return total, bound
-
+# ---------------------------------------------------------------- splitting ids
 
 def parse_job(job):
-    """(kind, round, match number, agent or judge index) from a job id."""
+    """(kind, round, match number, agent or look) from a job id; (final, 0, 0, None) for final."""
     m = JOB_ID.match(job or "")
     if not m:
         raise ArenaError("%r is not a job id (spawn-a007, r2-m03-atk-a007, r2-m03-judge, final)" % job)
@@ -220,14 +101,15 @@ def parse_job(job):
         return g[3], int(g[1]), int(g[2]), g[4]
     if g[5]:
         return "judge", int(g[5]), int(g[6]), int(g[7] or 1)
-    return "final", 0, 0, None
+    return FINAL, 0, 0, None
 
 
 def job_kind(job):
+    """The kind of a well-formed id, without the full parse (called on every job, often)."""
     if job.startswith("spawn-"):
         return "spawn"
-    if job == "final":
-        return "final"
+    if job == FINAL:
+        return FINAL
     return "judge" if "-judge" in job else job.split("-")[2]
 
 
@@ -236,23 +118,33 @@ def match_of(job):
     return "-".join(job.split("-")[:2])
 
 
-def judge_id(mid, k):
-    return "%s-judge%s" % (mid, "" if k == 1 else k)
+def round_of(mid):
+    """The round number of a match id, or of any job of that match."""
+    return int(mid.split("-")[0][1:])
 
 
-def agent_ids(n):
-    width = max(3, len(str(n)))
-    return ["a%0*d" % (width, i) for i in range(1, n + 1)]
+def agent_of(job):
+    """The competitor of a spawn, attack or defence job."""
+    return job.rsplit("-", 1)[1]
+
+
+def look_of(job):
+    """Which look at its match a judge job is (1 for the first); 1 for final."""
+    return 1 if job == FINAL else int(job.rsplit("judge", 1)[1] or 1)
+
+
+def is_judging(job):
+    """A job that scores two solutions blind: a match's judge or the baseline check."""
+    return job == FINAL or "-judge" in job
 
 
 def outputs_of(job):
     """Paths (relative to the run folder) a job must write."""
     kind = job_kind(job)
-    if kind in ("judge", "final"):
+    if kind in ("judge", FINAL):
         return ["out/%s.json" % job]
     if kind == "def":
-        mid, agent = match_of(job), job.split("-")[3]
-        return ["out/%s.md" % job, "out/%s-sol-%s.md" % (mid, agent)]
+        return ["out/%s.md" % job, revision_file(match_of(job), agent_of(job))]
     return ["out/%s.md" % job]
 
 
@@ -263,8 +155,44 @@ def phase_of(job):
     """
     if job.startswith("spawn-"):
         return (0, 0)
-    if job == "final":
+    if job == FINAL:
         return (10 ** 6, 0)
     part = job.split("-")
     kind = part[2]
     return (int(part[0][1:]), 1 if kind == "atk" else 2 if kind == "def" else 2 + int(kind[5:] or 1))
+
+
+def job_key(kind, rnd, match, side):
+    """Scheduling priority: longest remaining chain first, then round, match, side."""
+    return (-CHAIN[kind], rnd, match, side)
+
+
+# ---------------------------------------------------------------- a job's record
+
+def new_record():
+    """A job waiting to be handed out: status, tries so far, last wave."""
+    return {"s": READY, "t": 0, "w": None}
+
+
+def status(st, job):
+    """The job's status, or None for a job the run does not have."""
+    info = st["jobs"].get(job)
+    return info["s"] if info else None
+
+
+def is_done(st, job):
+    return status(st, job) == DONE
+
+
+def jobs_in(st, *states):
+    """The run's jobs in any of these states, sorted."""
+    return sorted(j for j, info in st["jobs"].items() if info["s"] in states)
+
+
+def count_in(st, *states):
+    return sum(1 for info in st["jobs"].values() if info["s"] in states)
+
+
+def tries(st, job):
+    """Tries handed out so far (a job done at its first try keeps no count)."""
+    return st["jobs"][job].get("t", 1)

@@ -2,8 +2,8 @@
 
 Every output file is untrusted: size limits, no links, the job header, attack and
 answer formats, verdict JSON checked against the rubric. check_output reads one job's
-files; collect_events makes done/fail events for every handed-out job. It never changes
-the state itself and never writes files.
+files; collect_events makes done/fail events for every handed-out job. Both take the
+command's Context (context.py). It never changes the state itself and never writes files.
 """
 
 import json
@@ -11,7 +11,7 @@ import os
 import re
 
 from .base import ArenaError, MAX_ATTACKS, MAX_OTHER_BYTES, MAX_SOLUTION_BYTES, read_text
-from .jobs import job_kind, match_of, outputs_of, parse_job
+from .jobs import DONE, ISSUED, attack_id, job_kind, match_of, outputs_of, parse_job, status
 from .state import find_match, judge_sides, opponent
 from .workspace import check_reproduced, find_reproducers, work_folder
 
@@ -173,20 +173,21 @@ def judged_reproducers(st, job, sides, names):
     m = find_match(st, match_of(job))
     found = {}
     for side, name in zip(sides, names):
-        carried = st["summ"].get("%s-atk-%s" % (match_of(job), opponent(m, side)), {}).get("rp")
+        carried = st["summ"].get(attack_id(match_of(job), opponent(m, side)), {}).get("rp")
         if carried:
             found[name] = list(carried)
     return found
 
 
-def check_output(run, st, job, rubric):
+def check_output(ctx, job):
     """('done', summary) or ('fail', reason) or (None, None) when not written yet."""
+    run, st = ctx.run, ctx.st
     kind, rnd, _, who = parse_job(job)
     outs = outputs_of(job)
     try:
-        limit = MAX_SOLUTION_BYTES if kind == "spawn" else MAX_OTHER_BYTES
-        texts = [read_output(run.path(p), MAX_SOLUTION_BYTES if p.endswith("-sol-%s.md" % who) else limit)
-                 for p in outs]
+        # a solution may be larger than other files: a spawn's, and a defence's revision (its second file)
+        limits = [MAX_SOLUTION_BYTES] if kind == "spawn" else [MAX_OTHER_BYTES, MAX_SOLUTION_BYTES]
+        texts = [read_output(run.path(p), limit) for p, limit in zip(outs, limits)]
         if any(t is None for t in texts):
             return None, None
         shown = [os.path.join(run.dir, p) for p in outs]
@@ -206,8 +207,8 @@ def check_output(run, st, job, rubric):
             return "done", out
         if kind == "def":
             m, mid = find_match(st, match_of(job)), match_of(job)
-            attacks = len(st["summ"].get("%s-atk-%s" % (mid, opponent(m, who)), {}).get("labels", ""))
-            raised = len(st["summ"].get("%s-atk-%s" % (mid, who), {}).get("labels", ""))
+            attacks = len(st["summ"].get(attack_id(mid, opponent(m, who)), {}).get("labels", ""))
+            raised = len(st["summ"].get(attack_id(mid, who), {}).get("labels", ""))
             body = strip_header(texts[0], job, shown[0])
             ans = parse_answers(body, attacks, shown[0])
             also = parse_also_fixed(body, raised, shown[0])
@@ -218,7 +219,7 @@ def check_output(run, st, job, rubric):
             return "done", done
         info = st["jobs"][job]
         tries = [info.get("lab") or judge_sides(st, job, info["t"])] + list(reversed(info.get("old", [])))
-        v = parse_verdict(texts[0], job, tries[0][1], rubric, shown[0], [names for _, names in tries[1:]])
+        v = parse_verdict(texts[0], job, tries[0][1], ctx.rubric, shown[0], [names for _, names in tries[1:]])
         sides, names = next((sides, names) for sides, names in tries if list(names) == v["labels"])
         reproduced = None
         if "reproduced" in v:
@@ -241,14 +242,14 @@ def check_output(run, st, job, rubric):
         return "fail", str(e)
 
 
-def collect_events(run, st, rubric, retry=False, only=None):
+def collect_events(ctx, retry=False, only=None):
     """Events for every handed-out job whose output arrived (or, with retry, never will);
     `only` limits it to those jobs (a lane collects the one job it ran)."""
     events, notes = [], []
-    for job, info in sorted(st["jobs"].items()):
-        if info["s"] != "issued" or (only is not None and job not in only):
+    for job, info in sorted(ctx.st["jobs"].items()):
+        if info["s"] != ISSUED or (only is not None and job not in only):
             continue
-        verdict, detail = check_output(run, st, job, rubric)
+        verdict, detail = check_output(ctx, job)
         if verdict == "done":
             events.append({"e": "done", "job": job, "out": detail})
         elif verdict == "fail":
@@ -261,17 +262,18 @@ def collect_events(run, st, rubric, retry=False, only=None):
     return events, notes
 
 
-def attacks_on(run, st, job):
+def attacks_on(ctx, job):
     """[(label, summary)] of the attacks that counted in a match, read again for the report.
 
     None for a list refused on every try (it counted as none). A file rewritten after it
     was checked (a late try) shows the labels that counted, not its new text."""
+    st = ctx.st
     done = st["summ"].get(job, {})
-    if st["jobs"].get(job, {}).get("s") != "done" or done.get("missing"):
+    if status(st, job) != DONE or done.get("missing"):
         return []
     counted = done.get("labels", "")
     try:
-        text = read_text(run.path(outputs_of(job)[0]))
+        text = read_text(ctx.run.path(outputs_of(job)[0]))
     except ArenaError:
         text = ""
     found = re.findall(r"^## ATTACK \d+ (FATAL|MAJOR|MINOR): (.*)$", text, re.M)

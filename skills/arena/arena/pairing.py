@@ -9,6 +9,7 @@ the state; state.py computes the ratings and calls make_round.
 
 
 from .base import below, rng_for, shuffled
+from .jobs import match_id
 
 
 def pick_bye(alive, byes, modes, rng):
@@ -104,9 +105,8 @@ def make_round(number, alive, byes, modes, seed, rating=None):
         bye = pick_bye(alive, byes, modes, rng)
         alive.remove(bye)
     pairs = pair_survivors(alive, modes, rng) if rating is None else rated_pairs(alive, modes, rating)
-    width = max(2, len(str(len(pairs))))
     matches = []
     for k, (a, b) in enumerate(pairs, 1):
         coin = a if below(rng, 2) else b
-        matches.append({"id": "r%d-m%0*d" % (number, width, k), "a": a, "b": b, "coin": coin})
+        matches.append({"id": match_id(number, k, len(pairs)), "a": a, "b": b, "coin": coin})
     return {"n": number, "matches": matches, "bye": bye}

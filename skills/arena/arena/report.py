@@ -1,7 +1,7 @@
 """The HTML report of one arena run (`bracket.py report`); it reads the state, never changes it.
 
-write_report(run, state) writes .arena/<run>/report.html: one self-contained
-page (inline CSS and a few lines of inline JavaScript, no network) with the
+write_report(ctx) writes .arena/<run>/report.html: one self-contained page (the
+CSS and JavaScript of report.css and report.js beside this file, inlined; no network) with the
 winner's path at the top, the baseline check, the bracket round by round,
 every agent's card and links to every file the run wrote. It works on a run
 in progress too: undecided matches show as pending.
@@ -17,13 +17,14 @@ import re
 import time
 
 from .base import ArenaError, read_text
-from .cards import card_names, load_cards, load_rubric
-from .jobs import field_sizes, job_kind, judge_id
-from .state import (alive_agents, fixes_text, looks_text, opponent, pairing_text, path_of, points,
-                    reproducer_note)
+from .cards import PARTS, card_names, load_cards, load_rubric
+from .estimate import field_sizes
+from .jobs import DONE, attack_id, defence_id, job_kind, judge_id, revision_file, round_of
+from .state import alive_agents, looks_of, opponent, path_of
 from .storage import atomic_write
 from .outputs import HEADER, attacks_on
-from .schedule import progress_line
+from .wording import (baseline_verdict, fixes_text, looks_text, pairing_text, points, progress_line,
+                      reproducer_note)
 
 # Rounds with more matches than this start collapsed, so 2,160 agents stay usable.
 OPEN_ROUND_MAX = 32
@@ -33,7 +34,7 @@ SHOWN_TASK_CHARS = 20000
 # The bracket picture shows at most this many last rounds, each of at most TREE_MAX matches.
 TREE_ROUNDS = 4
 TREE_MAX = 8
-HOW = {"judge": "judge", "panel": "panel", "forfeit": "forfeit", "record": "by hand"}
+HOW = {"judge": "judge", "forfeit": "forfeit", "record": "by hand"}
 ANSWERS = {"C": ("conceded and fixed", "c"), "R": ("rebutted", "r")}
 LABEL_CLASS = {"FATAL": "F", "MAJOR": "M", "MINOR": "m"}
 
@@ -64,22 +65,29 @@ def unblind(text, names):
     return text
 
 
-def write_report(run, st):
+def write_report(ctx):
     """Write report.html for the run atomically; returns its path."""
-    path = run.path("report.html")
-    atomic_write(path, render(run, st))
+    path = ctx.run.path("report.html")
+    atomic_write(path, render(ctx))
     return path
 
 
-def render(run, st):
-    return Report(run, st).page()
+def render(ctx):
+    return Report(ctx).page()
+
+
+def asset(name):
+    """report.css or report.js, as the page inlines it."""
+    return "\n" + read_text(os.path.join(os.path.dirname(os.path.abspath(__file__)), name))
 
 
 class Report:
     """The page of one run: a pass over the state, reading only the files it shows."""
 
-    def __init__(self, run, st):
-        self.run, self.st = run, st
+    def __init__(self, ctx):
+        self.ctx, self.run, self.st = ctx, ctx.run, ctx.st
+        run, st = ctx.run, ctx.st
+        # cards.md as it is now, even if it changed since the run began: the report shows what it can
         self.cards = load_cards()
         self.rubric = load_rubric()
         try:
@@ -110,13 +118,7 @@ class Report:
 
     def looks(self, mid):
         """The scorecards of every judge of a match that reported, in order."""
-        out, k = [], 1
-        while judge_id(mid, k) in self.st["jobs"]:
-            job = judge_id(mid, k)
-            if self.st["jobs"][job]["s"] == "done" and job in self.st["summ"]:
-                out.append(self.st["summ"][job])
-            k += 1
-        return out
+        return looks_of(self.st, mid)
 
     def reason(self, job):
         """A judge's one-line reason, read from its verdict file (the state keeps only scores),
@@ -158,7 +160,7 @@ class Report:
         return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                 "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
                 "<title>%s</title><style>%s</style></head><body><main>%s</main><script>%s</script></body></html>\n"
-                % (esc(title), CSS, "\n".join(b for b in body if b), SCRIPT))
+                % (esc(title), asset("report.css"), "\n".join(b for b in body if b), asset("report.js")))
 
     def header(self, first, task):
         st = self.st
@@ -195,7 +197,7 @@ class Report:
                     % (len(alive), st["agents"]))
         names = self.card(champ)
         parts = []
-        for (part, i), name in zip(zip(("reasoning", "workflow", "strategy"), st["cards"][champ]), names):
+        for (part, i), name in zip(zip(PARTS, st["cards"][champ]), names):
             try:
                 text = self.cards[part][i][1]
             except IndexError:
@@ -236,7 +238,7 @@ class Report:
     def path_step(self, m, res):
         champ, st = self.champ, self.st
         mid, opp = m["id"], opponent(m, champ)
-        rnd = int(mid.split("-")[0][1:])
+        rnd = round_of(mid)
         head = ('<div class="step-head"><span class="rnd">Round %d</span> <a class="mid" href="#%s">%s</a> '
                 'vs <b class="agent">%s</b> <span class="muted">%s</span>%s</div>'
                 % (rnd, esc(mid), esc(mid), esc(opp), esc(" / ".join(self.card(opp))),
@@ -252,10 +254,9 @@ class Report:
             why += '<p class="why muted">%s</p>' % esc(paired)
         if res and res["how"] in ("forfeit", "record") and res.get("why"):
             why += '<p class="why">%s</p>' % esc(res["why"])
-        atk = "%s-atk-%s" % (mid, opp)
-        answers = st["summ"].get("%s-def-%s" % (mid, champ), {}).get("ans", "")
+        answers = st["summ"].get(defence_id(mid, champ), {}).get("ans", "")
         items = []
-        for k, (label, summary) in enumerate(attacks_on(self.run, st, atk)):
+        for k, (label, summary) in enumerate(attacks_on(self.ctx, attack_id(mid, opp))):
             said, cls = ANSWERS.get(answers[k:k + 1], ("unanswered", "u"))
             note = reproducer_note(st, mid, champ, k + 1)
             items.append('<li><span class="lab %s">%s</span> %s <span class="ans %s">%s</span>%s</li>'
@@ -280,8 +281,6 @@ class Report:
             elif res.get("rule", "total") != "total":
                 text += "; tie broken by %s" % self.rule_name(res["rule"])
             return text
-        if how == "panel":
-            return "panel: %d of %d judges" % (res.get("votes", 0), res.get("n", 0))
         if how == "forfeit":
             return "forfeit"
         return "recorded by hand"
@@ -327,9 +326,9 @@ class Report:
         mid = m["id"]
         out = []
         for a in (m["a"], m["b"]):
-            got = [self.link("out/%s-sol-%s.md" % (mid, a), "solution"),
-                   self.link("out/%s-atk-%s.md" % (mid, a), "attacks"),
-                   self.link("out/%s-def-%s.md" % (mid, a), "defence")]
+            got = [self.link(revision_file(mid, a), "solution"),
+                   self.link("out/%s.md" % attack_id(mid, a), "attacks"),
+                   self.link("out/%s.md" % defence_id(mid, a), "defence")]
             got = [g for g in got if g]
             if got:
                 out.append("<span><b>%s</b> %s</span>" % (esc(a), " ".join(got)))
@@ -358,16 +357,7 @@ class Report:
             body = '<p>The check failed (%s); compare by hand.</p>' % esc(f.get("why", "no verdict"))
             cls = "pending"
         else:
-            w, b = sum(f["sc"]["winner"]), sum(f["sc"]["baseline"])
-            fw, fb = f["fat"]["winner"], f["fat"]["baseline"]
-            if fw != fb:
-                verdict = ("the old answer is better: the new one has a verified FATAL flaw" if fw else
-                           "the arena answer is better: the old one has a verified FATAL flaw")
-                cls = "worse" if fw else "better"
-            else:
-                verdict = ("the arena answer scored higher" if w > b else "the OLD answer scored higher" if b > w
-                           else "a tie")
-                cls = "better" if w > b else "worse" if b > w else "tie"
+            w, b, verdict, cls = baseline_verdict(f)
             body = ('<p class="verdict">Blind check: arena answer <b>%d</b>, old answer <b>%d</b>: %s.</p>%s%s'
                     % (w, b, esc(verdict), self.score_table([f], ["winner", "baseline"], ["arena answer", "old answer"],
                                                             None),
@@ -436,7 +426,7 @@ class Report:
         hows = {}
         for r in decided:
             key = "second looks" if r.get("n") == 2 else "three or more looks" if r.get("n", 1) > 2 and \
-                r["how"] == "judge" else {"forfeit": "forfeits", "record": "by hand", "panel": "panels"}.get(r["how"])
+                r["how"] == "judge" else {"forfeit": "forfeits", "record": "by hand"}.get(r["how"])
             if key:
                 hows[key] = hows.get(key, 0) + 1
         alive = 2 * len(matches) + (1 if rnd["bye"] else 0)
@@ -462,18 +452,16 @@ class Report:
         st = self.st
         mid, a, b = m["id"], m["a"], m["b"]
         res = st["results"].get(mid)
-        looks = self.looks(mid) if res and res.get("tot") else []
         n = res.get("n", 1) if res else 1
         sides = []
         for x in (a, b):
             cls = "side" if not res else "side w" if res["w"] == x else "side l"
-            atk = st["summ"].get("%s-atk-%s" % (mid, x), {}).get("labels")
-            ans = st["summ"].get("%s-def-%s" % (mid, x), {}).get("ans")
-            fatal = res and res.get("fatal", {}).get(x) or (res and res["how"] == "panel" and looks
-                                                            and all(v["fat"][x] for v in looks))
-            files = [self.link("out/%s-sol-%s.md" % (mid, x), "sol"),
-                     self.link("out/%s-atk-%s.md" % (mid, x), "atk" + (" " + esc(atk) if atk else "")),
-                     self.link("out/%s-def-%s.md" % (mid, x), "def" + (" " + esc(ans) if ans else ""))]
+            atk = st["summ"].get(attack_id(mid, x), {}).get("labels")
+            ans = st["summ"].get(defence_id(mid, x), {}).get("ans")
+            fatal = res and res.get("fatal", {}).get(x)
+            files = [self.link(revision_file(mid, x), "sol"),
+                     self.link("out/%s.md" % attack_id(mid, x), "atk" + (" " + esc(atk) if atk else "")),
+                     self.link("out/%s.md" % defence_id(mid, x), "def" + (" " + esc(ans) if ans else ""))]
             sides.append('<div class="%s"><b>%s</b>%s <small>%s</small><span class="fl">%s</span></div>' % (
                 cls, esc(x), ' <span class="fatal">FATAL</span>' if fatal else "", esc(" / ".join(self.card(x))),
                 " ".join(f for f in files if f)))
@@ -512,8 +500,6 @@ class Report:
             elif rule != "total":
                 text += ", tie: " + self.rule_name(rule)
             return text
-        if res["how"] == "panel":
-            return "panel %d/%d" % (res.get("votes", 0), res.get("n", 0))
         return HOW.get(res["how"], res["how"])
 
     def pending_text(self, mid):
@@ -523,7 +509,7 @@ class Report:
         mine = [(j, info["s"]) for j, info in jobs.items() if j.startswith(mid + "-")]
         def count(kind):
             xs = [s for j, s in mine if job_kind(j) == kind]
-            return sum(1 for s in xs if s == "done"), len(xs)
+            return sum(1 for s in xs if s == DONE), len(xs)
         (ad, an), (dd, dn), (jd, jn) = count("atk"), count("def"), count("judge")
         if ad < an:
             return "pending: attacks %d/%d" % (ad, an)
@@ -557,7 +543,7 @@ class Report:
 
     def glossary(self):
         parts = []
-        for part in ("reasoning", "workflow", "strategy"):
+        for part in PARTS:
             items = "".join("<dt>%s</dt><dd>%s</dd>" % (esc(n), esc(t)) for n, t in self.cards.get(part, []))
             parts.append("<div><h3>%s</h3><dl>%s</dl></div>" % (esc(part), items))
         crit = "".join("<dt>%s <span class=\"muted\">(%d)</span></dt><dd>%s</dd>" % (esc(c), top, esc(d))
@@ -567,162 +553,3 @@ class Report:
                 % ("".join(parts), crit))
 
 
-CSS = """
-:root{--ink:#1d2330;--muted:#667085;--line:#e4e7ec;--bg:#f6f7f9;--card:#fff;--win:#137a4b;--winbg:#e9f7ef;
---gold:#b7791f;--goldbg:#fff8e6;--goldline:#f2c86b;--fatal:#c4321f;--fatalbg:#fdecea;--link:#2457c5;--live:#4f5fbf}
-*{box-sizing:border-box}
-body{margin:0;background:var(--bg);color:var(--ink);font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,
-"Helvetica Neue",Arial,sans-serif}
-main{max-width:1200px;margin:0 auto;padding:28px 24px 48px}
-a{color:var(--link);text-decoration:none}a:hover{text-decoration:underline}
-code,pre,.mid,.agent,.match b,.bye b,.agents td:first-child{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-h1{font-size:26px;line-height:1.25;margin:6px 0 14px;font-weight:650;letter-spacing:-.01em}
-h2{font-size:19px;margin:0 0 12px;font-weight:650}h3{font-size:15px;margin:18px 0 8px}h4{font-size:13px;margin:0 0 6px;
-color:var(--muted);text-transform:uppercase;letter-spacing:.04em}
-.muted{color:var(--muted)}
-.kicker{font-size:12px;text-transform:uppercase;letter-spacing:.08em;color:var(--muted);display:flex;gap:10px;
-align-items:center}
-.pill{display:inline-block;font-size:11px;font-weight:600;padding:2px 9px;border-radius:999px;letter-spacing:.03em;
-text-transform:none;white-space:nowrap}
-.pill.win{background:var(--winbg);color:var(--win);border:1px solid #b5e2c8}
-.pill.live{background:#eef0fb;color:var(--live);border:1px solid #c9cef2}
-.pill.onpath{background:var(--goldbg);color:var(--gold);border:1px solid var(--goldline);margin-left:8px}
-header{background:var(--card);border:1px solid var(--line);border-radius:12px;padding:20px 24px;margin-bottom:20px}
-.facts{display:flex;flex-wrap:wrap;gap:8px 28px;margin:0}.facts div{min-width:70px}
-.facts dt{font-size:11px;color:var(--muted);text-transform:uppercase;letter-spacing:.05em}
-.facts dd{margin:0;font-weight:600}
-.progress{margin:12px 0 0;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;color:var(--muted)}
-details.task{margin-top:10px}details.task pre{max-height:300px}
-section{background:var(--card);border:1px solid var(--line);border-radius:12px;padding:20px 24px;margin-bottom:20px}
-#winner{border:2px solid var(--goldline);background:linear-gradient(180deg,var(--goldbg),#fff 180px)}
-#winner.pending-winner{border:1px dashed #c9cef2;background:#fafbff}
-#winner h2 .agent{color:var(--gold)}
-.lead{margin:0 0 10px}
-ul.card{list-style:none;padding:0;margin:0 0 6px}ul.card li{padding:2px 0}
-.part{display:inline-block;min-width:82px;font-size:11px;text-transform:uppercase;letter-spacing:.05em;color:var(--muted)}
-ol.path{list-style:none;padding:0;margin:0}
-.step{border:1px solid var(--line);border-left:4px solid var(--goldline);border-radius:8px;padding:12px 16px;margin:0 0 12px;
-background:#fff}
-.step-head{display:flex;flex-wrap:wrap;gap:4px 10px;align-items:baseline;margin-bottom:8px}
-.step .rnd{font-weight:700}.step .how{margin-left:auto;font-size:13px;color:var(--muted)}
-.bye-step{border-left-color:var(--line)}.bye-step .step-head{margin:0}
-.step-body{display:grid;grid-template-columns:minmax(0,1.35fr) minmax(0,1fr);gap:22px}
-@media (max-width:800px){.step-body{grid-template-columns:1fr}.match{grid-template-columns:1fr!important}}
-table{border-collapse:collapse}
-.scores{width:100%;font-size:13px}.scores th,.scores td{padding:4px 6px;border-bottom:1px solid var(--line);text-align:left}
-.scores thead th{font-size:11px;color:var(--muted);font-weight:600;vertical-align:bottom;line-height:1.2}
-.scores thead th .muted{font-weight:400}
-.scores tbody th{font-weight:600;white-space:nowrap;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-.scores tbody tr:first-child th{color:var(--gold)}
-.scores .num{display:block;font-variant-numeric:tabular-nums}
-.bar{display:block;width:100%;max-width:64px;height:4px;background:#eef0f3;border-radius:2px;overflow:hidden;margin-top:2px}
-.bar i{display:block;height:100%;background:#8c9bd0}
-.scores tbody tr:first-child .bar i{background:#d9a21b}
-.scores td.tot{font-weight:700;font-size:14px;font-variant-numeric:tabular-nums}
-.attacks ul{list-style:none;padding:0;margin:0;font-size:13px}.attacks li{padding:3px 0;border-bottom:1px dotted var(--line)}
-.lab{display:inline-block;font-size:10px;font-weight:700;padding:1px 6px;border-radius:4px;letter-spacing:.04em;margin-right:4px}
-.lab.F{background:var(--fatalbg);color:var(--fatal)}.lab.M{background:#fff1e0;color:#a85a00}.lab.m{background:#eef0f3;color:#555}
-.ans{float:right;font-size:12px;font-weight:600}.ans.c{color:var(--win)}.ans.r{color:var(--live)}.ans.u{color:var(--fatal)}
-.why{font-size:13px;color:var(--muted);font-style:italic;margin:8px 0 0}
-.files{font-size:12px;margin-top:8px;color:var(--muted);display:flex;flex-wrap:wrap;gap:4px 16px}
-.files b{font-weight:600;color:var(--ink);margin-right:2px}
-.fatal{display:inline-block;font-size:10px;font-weight:700;color:#fff;background:var(--fatal);padding:0 5px;border-radius:3px;
-letter-spacing:.04em;vertical-align:1px}
-.flag{font-size:11px;color:var(--fatal)}
-#solution pre{max-height:320px;margin:10px 0 0}
-summary{cursor:pointer}summary h2{display:inline;margin:0}
-pre{background:#f8f9fb;border:1px solid var(--line);border-radius:8px;padding:12px 14px;overflow:auto;max-height:480px;
-white-space:pre-wrap;word-break:break-word;font-size:13px;line-height:1.45}
-#baseline.better{border-left:5px solid var(--win)}#baseline.worse{border-left:5px solid var(--fatal)}
-#baseline.tie,#baseline.pending{border-left:5px solid var(--line)}
-#baseline .scores{max-width:640px}.verdict{font-size:16px;margin:0 0 10px}
-#baseline.worse .verdict{color:var(--fatal)}
-.bracket-head{display:flex;flex-wrap:wrap;align-items:center;gap:10px;margin-bottom:8px}.bracket-head h2{margin:0}
-.tools{margin-left:auto;display:flex;gap:8px;align-items:center;font-size:13px}
-.tools input{font:inherit;padding:4px 10px;border:1px solid var(--line);border-radius:6px;width:270px}
-.tools button{font:inherit;padding:4px 10px;border:1px solid var(--line);border-radius:6px;background:#fff;cursor:pointer}
-.tools button:hover{background:var(--bg)}
-details.round{border-top:1px solid var(--line)}details.round>summary{padding:9px 4px;list-style-position:outside}
-.rt{font-weight:650;margin-right:8px}
-.round.future{border-top:1px solid var(--line);padding:9px 4px 9px 18px}
-.rows{margin:0 0 12px}
-.match{display:grid;grid-template-columns:64px minmax(0,1fr) 92px minmax(0,1fr) 150px 112px;gap:10px;align-items:center;
-padding:5px 8px;border-bottom:1px solid #f0f1f4;font-size:13px}
-.match:hover{background:#fafbfc}
-.match .mid,.bye .mid{color:var(--muted);font-size:12px}
-.side{min-width:0;line-height:1.3}.side:first-of-type{text-align:right}
-.side small{display:block;color:var(--muted);font-size:11.5px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
-.side .fl{display:block;font-size:11.5px}.side .fl a{margin-left:6px}.side:first-of-type .fl a{margin:0 6px 0 0}
-.match .side:nth-child(2){text-align:right}
-.side.w b{color:var(--win)}.side.w b::after{content:" \\2714";font-size:11px}
-.side.l{opacity:.62}
-.score{text-align:center;font-weight:650;font-variant-numeric:tabular-nums;white-space:nowrap}.score span{margin:0 5px;color:var(--muted)}
-.how{font-size:12px;color:var(--muted)}.vl{font-size:12px}
-.match[data-state=pending]{background:#fafbff}.wait{color:var(--live)}
-.match[data-state=forfeit] .how,.match[data-state=record] .how{color:#a85a00}
-.match[data-path="1"]{background:var(--goldbg);box-shadow:inset 4px 0 0 var(--goldline)}
-.match.hit{background:#e8efff!important;box-shadow:inset 4px 0 0 var(--link)}
-.match:target{outline:2px solid var(--link);outline-offset:-2px}
-.bye{padding:6px 8px;font-size:13px;color:var(--muted)}.bye b{color:var(--ink)}
-table.agents{width:100%;font-size:12.5px;margin-top:10px}
-.agents th,.agents td{text-align:left;padding:3px 8px;border-bottom:1px solid #f0f1f4}
-.agents thead th{color:var(--muted);font-weight:600;position:sticky;top:0;background:#fff}
-.gloss{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:0 28px;font-size:13px}
-.gloss dt{font-weight:600;margin-top:6px}.gloss dd{margin:0;color:var(--muted)}
-.tree{display:flex;gap:14px;overflow-x:auto;padding:6px 2px 16px;margin-bottom:8px;border-bottom:1px solid var(--line)}
-.col{flex:1 1 0;min-width:150px;display:flex;flex-direction:column}.champ-col{flex:0 0 130px;min-width:130px}
-.col-h{font-size:11px;text-transform:uppercase;letter-spacing:.06em;color:var(--muted);margin-bottom:6px}
-.tiles{flex:1;display:flex;flex-direction:column;justify-content:space-around;gap:8px}
-.tile{display:block;border:1px solid var(--line);border-radius:7px;background:#fff;font-size:12.5px;color:var(--ink);
-overflow:hidden}
-a.tile:hover{text-decoration:none;border-color:var(--link)}
-.tile span{display:flex;justify-content:space-between;padding:3px 9px;gap:8px}
-.tile span+span{border-top:1px solid #f0f1f4}
-.tile b{font-weight:600;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-.tile em{font-style:normal;font-variant-numeric:tabular-nums;color:var(--muted)}
-.tile .w b{color:var(--win)}.tile .w em{color:var(--ink);font-weight:650}.tile .l{color:var(--muted)}
-.tile .l b{color:var(--muted);font-weight:500}
-.tile.onpath{border-color:var(--goldline);box-shadow:0 0 0 1px var(--goldline);background:var(--goldbg)}
-.tile.open{border-style:dashed}.byetile{border-style:dotted;color:var(--muted)}
-.tile.champ{border:2px solid var(--goldline);background:var(--goldbg);font-size:14px}
-.tile.champ b{color:var(--gold)}
-footer{font-size:12px;color:var(--muted);text-align:center}
-"""
-
-SCRIPT = """
-(function () {
-  var doc = document;
-  var rounds = doc.querySelectorAll('details.round');
-  function setAll(open) { for (var i = 0; i < rounds.length; i++) { rounds[i].open = open; } }
-  function reveal(el) {
-    for (var p = el; p; p = p.parentElement) { if (p.tagName === 'DETAILS') { p.open = true; } }
-  }
-  doc.getElementById('expand').addEventListener('click', function () { setAll(true); });
-  doc.getElementById('collapse').addEventListener('click', function () { setAll(false); });
-  function showHash() {
-    var id = decodeURIComponent(location.hash.slice(1));
-    var el = id && doc.getElementById(id);
-    if (el) { reveal(el); el.scrollIntoView({block: 'center'}); }
-  }
-  window.addEventListener('hashchange', showHash);
-  var find = doc.getElementById('find'), found = doc.getElementById('found');
-  find.addEventListener('input', function () {
-    var old = doc.querySelectorAll('.match.hit');
-    for (var i = 0; i < old.length; i++) { old[i].classList.remove('hit'); }
-    var q = find.value.trim().toLowerCase(), hits = [];
-    var agent = /^a?(\\d+)$/.exec(q), match = /^r\\d+-m\\d+$/.exec(q);
-    if (agent) {
-      var width = Math.max(agent[1].length, (doc.querySelector('.match') || {dataset: {a: 'a000'}}).dataset.a.length - 1);
-      var id = 'a' + ('000000' + agent[1]).slice(-width);
-      hits = doc.querySelectorAll('.match[data-a="' + id + '"], .match[data-b="' + id + '"]');
-    } else if (match && doc.getElementById(q)) {
-      hits = [doc.getElementById(q)];
-    }
-    for (var k = 0; k < hits.length; k++) { hits[k].classList.add('hit'); reveal(hits[k]); }
-    found.textContent = q ? hits.length + ' match' + (hits.length === 1 ? '' : 'es') : '';
-    if (hits.length) { hits[0].scrollIntoView({block: 'center'}); }
-  });
-  if (location.hash) { showHash(); }
-  doc.documentElement.setAttribute('data-ready', '1');
-})();
-"""

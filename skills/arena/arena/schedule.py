@@ -1,16 +1,17 @@
 """Which ready jobs run next, and the progress numbers shown to the user.
 
 pick_wave takes up to W ready jobs, longest remaining dependency chain first; progress
-and progress_line count jobs, waves, elapsed time and ETA. Reads the state, never
-changes it.
+counts jobs, waves, elapsed time and ETA (wording.progress_line puts them in words).
+Reads the state, never changes it.
 """
 
 import heapq
 import time
 
 from .base import RECHECK_SHARE
-from .jobs import field_sizes, job_key, match_of, packed_waves, parse_job, phase_of, plan_rows
-from .state import deps_of, find_match
+from .estimate import field_sizes, packed_waves, plan_rows
+from .jobs import CANCELLED, DONE, ISSUED, OPEN, READY, count_in, job_key, match_of, parse_job, phase_of
+from .state import deps_done, find_match
 
 
 def spawn_positions(st):
@@ -47,10 +48,9 @@ def pick_jobs(st, slots):
     if slots <= 0:
         return []
     jobs = st["jobs"]
-    ready = [j for j, info in jobs.items()
-             if info["s"] == "ready" and all(jobs[d]["s"] == "done" for d in deps_of(st, j))]
+    ready = [j for j, info in jobs.items() if info["s"] == READY and deps_done(st, j)]
     if not st["pack"] and ready:
-        open_phases = [phase_of(j) for j, info in jobs.items() if info["s"] in ("ready", "issued")]
+        open_phases = [phase_of(j) for j, info in jobs.items() if info["s"] in OPEN]
         first = min(open_phases)
         ready = [j for j in ready if phase_of(j) == first]
     positions = spawn_positions(st)
@@ -62,7 +62,7 @@ def planned_calls(st):
     the final's panel while it is still to come, minus jobs a forfeit cancelled."""
     n = st["agents"]
     extra = sum(1 for j in st["jobs"] if "-judge" in j and not j.endswith("-judge"))
-    cancelled = sum(1 for info in st["jobs"].values() if info["s"] == "cancelled")
+    cancelled = count_in(st, CANCELLED)
     final_paired = len(st["rounds"]) == len(field_sizes(n)) - 1
     panel = st["final_judges"] - 1 if n > 1 and not final_paired else 0
     return 6 * n - 5 + panel + extra + (1 if st["baseline"] else 0) - cancelled
@@ -79,19 +79,21 @@ def planned_waves(st):
     return sum(r[5] for r in plan_rows(st["agents"], st["wave"], st["baseline"]))
 
 
+PHASE_NAMES = {"spawn": "spawn", "atk": "attack", "def": "defend", "judge": "judge", "final": "baseline check"}
+
+
 def progress(st):
     """Numbers for the progress line: round, phase, jobs, waves, times."""
-    done = sum(1 for info in st["jobs"].values() if info["s"] == "done")
-    retry = sum(1 for info in st["jobs"].values() if info["s"] == "ready" and info["t"] > 0)
+    done = count_in(st, DONE)
+    retry = sum(1 for info in st["jobs"].values() if info["s"] == READY and info["t"] > 0)
     waves_plan = max(planned_waves(st), len(st["waves"]))
-    open_jobs = [j for j, info in st["jobs"].items() if info["s"] in ("ready", "issued")]
+    open_jobs = [j for j, info in st["jobs"].items() if info["s"] in OPEN]
     phase = "finished"
     if open_jobs:
-        kind, rnd, _, _ = parse_job(min(open_jobs, key=phase_of))
-        phase = {"spawn": "spawn", "atk": "attack", "def": "defend", "judge": "judge", "final": "baseline check"}[kind]
+        phase = PHASE_NAMES[parse_job(min(open_jobs, key=phase_of))[0]]
     elapsed = eta = None
     lanes = st.get("lanes")
-    running = sum(1 for info in st["jobs"].values() if info["s"] == "issued")
+    running = count_in(st, ISSUED)
     if lanes and not st["waves"]:
         # lanes hand out one job at a time: no waves to count, so the ETA goes by jobs
         elapsed = max(0.0, time.time() - lanes["first"])
@@ -101,7 +103,7 @@ def progress(st):
     elif st["waves"]:
         first = st["waves"][0]["at"]
         elapsed = max(0.0, time.time() - first)
-        done_waves = len(st["waves"]) - (1 if any(i["s"] == "issued" for i in st["jobs"].values()) else 0)
+        done_waves = len(st["waves"]) - (1 if running else 0)
         if done_waves >= 1:
             per = elapsed / max(1, len(st["waves"]))
             eta = per * max(0, waves_plan - len(st["waves"]))
@@ -111,26 +113,3 @@ def progress(st):
             "done": done, "total": planned_calls(st), "wave": len(st["waves"]), "waves": waves_plan,
             "retrying": retry, "elapsed": elapsed, "eta": eta, "running": running,
             "lanes": bool(lanes and not st["waves"])}
-
-
-def minutes(seconds):
-    if seconds is None:
-        return "-"
-    seconds = int(seconds)
-    return "%dm%02ds" % (seconds // 60, seconds % 60) if seconds >= 60 else "%ds" % seconds
-
-
-def progress_line(st, p=None):
-    p = p or progress(st)
-    text = "arena %s: round %d/%d %s, %d/%d jobs" % (st["run"], p["round"], p["rounds"], p["phase"], p["done"], p["total"])
-    if p.get("lanes"):
-        text += ", %d running" % p["running"]
-    else:
-        text += ", wave %d/%d" % (p["wave"], p["waves"])
-    if p["elapsed"] is not None:
-        text += ", %s elapsed" % minutes(p["elapsed"])
-    if p["eta"] is not None and p["phase"] != "finished":
-        text += ", ETA %s" % minutes(p["eta"])
-    if p["retrying"]:
-        text += ", %d to retry" % p["retrying"]
-    return text

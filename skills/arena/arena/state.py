@@ -1,20 +1,22 @@
 """The run's state and the events that change it.
 
-A state is plain JSON-able data; it changes only through apply(state, event), so replaying
-the journal rebuilds it exactly. This module owns rounds, matches, job statuses, retries
-and fallbacks, the ratings later rounds are paired by, and the judging arithmetic (decide,
-more looks, the panels of old runs). It never reads or writes files: storage.py persists
-it, outputs.py turns files into events.
+A state is plain JSON-able data (docs/state.md lists every key); it changes only through
+apply(state, event), so replaying the journal rebuilds it exactly. This module owns rounds,
+matches, job statuses, retries and fallbacks, the ratings later rounds are paired by, and
+when a match is decided (the rules themselves are judging.py's). It never reads or writes
+files: storage.py persists it, outputs.py turns files into events.
 """
 
 
 from fractions import Fraction
 
-from .base import (ArenaError, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, LATE_FIELD, TRIES, rng_for,
-                   shuffled)
+from .base import ArenaError, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, TRIES, rng_for, shuffled
 from .cards import deal_cards
+from .jobs import (CANCELLED, DONE, FINAL, ISSUED, OPEN, READY, STUCK, agent_ids, agent_of, attack_id,
+                   competitor_jobs, defence_id, is_done, job_kind, judge_id, look_of, match_of, new_record,
+                   round_of, spawn_id)
+from .judging import decide, first_looks as round_first_looks, is_close, merge_verdicts, most_looks_in, wants_more
 from .pairing import make_round
-from .jobs import agent_ids, first_looks as jobs_first_looks, job_kind, judge_id, match_of
 from .workspace import PHASE_MINUTES
 
 
@@ -22,6 +24,10 @@ EVENTS = ("init", "issue", "shown", "done", "fail", "record", "advance", "mode",
 
 
 def new_state(ev, sizes):
+    if ev.get("pairing") != "rated" or ev.get("most_looks") is None:
+        raise ArenaError("run %s was started by an older bracket.py whose judging rules (drawn pairing, at most two "
+                         "looks) this one no longer plays; finish it with that version, or start a new run"
+                         % ev.get("run"))
     n, seed = ev["agents"], ev["seed"]
     ids = agent_ids(n)
     cards = deal_cards(n, sizes, rng_for(seed, "deal"))
@@ -32,8 +38,7 @@ def new_state(ev, sizes):
         "recheck": ev.get("recheck", DEFAULT_RECHECK), "final_judges": ev.get("final_judges", 1),
         "pack": ev.get("pack", True), "batch_waves": ev.get("batch_waves", DEFAULT_BATCH),
         "mode": ev.get("mode", "conductor"), "sizes": list(sizes), "plan_waves": ev.get("plan_waves"),
-        # runs started before rated pairing and looks to a majority lack these and keep the old rules
-        "pairing": ev.get("pairing", "drawn"), "most_looks": ev.get("most_looks"),
+        "pairing": ev["pairing"], "most_looks": ev["most_looks"],
         "cards": {a: c for a, c in zip(ids, cards)},
         "byes": {}, "out": {}, "sol": {}, "rounds": [], "results": {},
         "jobs": {}, "summ": {}, "waves": [], "batch": None, "champion": None,
@@ -41,20 +46,20 @@ def new_state(ev, sizes):
         "run_code": bool(ev.get("run_code")), "minutes": dict(ev.get("minutes") or PHASE_MINUTES),
         "lane_jobs": ev.get("lane_jobs", DEFAULT_LANE_JOBS), "lanes": None,
     }
-    for pos, a in enumerate(ids):
-        add_job(st, "spawn-" + a)
+    for a in ids:
+        add_job(st, spawn_id(a))
     if n == 1:
         st["champion"] = ids[0]
         if st["baseline"]:
-            add_job(st, "final")
+            add_job(st, FINAL)
     else:
         start_round(st, ids)
     return st
 
 
 def add_job(st, job):
-    """A job waiting to be handed out: status, tries so far, last wave (deps: deps_of)."""
-    st["jobs"][job] = {"s": "ready", "t": 0, "w": None}
+    """A job waiting to be handed out (what it reads: deps_of)."""
+    st["jobs"][job] = new_record()
 
 
 def alive_agents(st):
@@ -64,9 +69,7 @@ def alive_agents(st):
 def start_round(st, alive):
     number = len(st["rounds"]) + 1
     modes = {a: st["cards"][a][0] for a in alive}
-    rated = None
-    if number > 1 and st["pairing"] == "rated":
-        rated = ratings(st, alive)
+    rated = round_ratings(st, number, alive)
     values = rating_values(rated) if rated else None
     rnd = make_round(number, alive, st["byes"], modes, st["seed"], values)
     if rated:
@@ -79,34 +82,39 @@ def start_round(st, alive):
         if number > 1 and (no_solution(st, a) or no_solution(st, b)):
             forfeit(st, m)
             continue
-        for step in ("atk", "def"):
-            add_job(st, "%s-%s-%s" % (mid, step, a))
-            add_job(st, "%s-%s-%s" % (mid, step, b))
+        for job in competitor_jobs(mid, a, b):
+            add_job(st, job)
         for k in range(1, first_looks(st, rnd) + 1):
             add_job(st, judge_id(mid, k))
 
 
 def first_looks(st, rnd):
-    """Judges a match of this round starts with (jobs.first_looks)."""
+    """Judges a match of this round starts with (judging.first_looks)."""
     matches = len(rnd["matches"])
     if st["recheck"] is None:
         return st["final_judges"] if matches == 1 and not rnd["bye"] else 1
-    return jobs_first_looks(matches, field_of(rnd), st["wave"], st["final_judges"], most_looks(st, rnd))
+    return round_first_looks(matches, field_of(rnd), st["wave"], st["final_judges"], most_looks(st, rnd))
 
 
 def field_of(rnd):
     return 2 * len(rnd["matches"]) + (1 if rnd["bye"] else 0)
 
 
+def round_of_match(st, m):
+    return st["rounds"][round_of(m["id"]) - 1]
+
+
 def most_looks(st, rnd):
-    """Most looks one match of this round may take (see MOST_LOOKS); 2 for runs
-    started before looks to a majority, and the first looks when rechecks are off."""
+    """Most looks one match of this round may take (see MOST_LOOKS); none when second
+    looks are off, so only the first looks (or the final's panel) count."""
     if st["recheck"] is None:
         return 0
-    if st.get("most_looks") is None:
-        return 2
-    early, late = st["most_looks"]
-    return late if field_of(rnd) <= LATE_FIELD else early
+    return most_looks_in(field_of(rnd), st["most_looks"])
+
+
+def round_ratings(st, number, alive):
+    """What round `number` is paired by: None in round 1 (drawn), else the ratings."""
+    return ratings(st, alive) if number > 1 else None
 
 
 def ratings(st, alive):
@@ -116,7 +124,7 @@ def ratings(st, alive):
     for rnd in st["rounds"]:
         for m in rnd["matches"]:
             res = st["results"].get(m["id"])
-            if not res or res["how"] not in ("judge", "panel"):
+            if not res or res["how"] != "judge":
                 continue
             for v in looks_of(st, m["id"]):
                 for a in (m["a"], m["b"]):
@@ -134,15 +142,22 @@ def rating_values(rated):
     return {a: Fraction(p, k) if k else middle for a, (p, k) in rated.items()}
 
 
+def judges_of(st, mid):
+    """The judge jobs a match has so far, in look order."""
+    out, k = [], 1
+    while judge_id(mid, k) in st["jobs"]:
+        out.append(judge_id(mid, k))
+        k += 1
+    return out
+
+
 def looks_of(st, mid):
     """The verdicts of a match's judges that are in, in order."""
     out = []
-    k = 1
-    while judge_id(mid, k) in st["jobs"]:
-        v = st["summ"].get(judge_id(mid, k))
-        if st["jobs"][judge_id(mid, k)]["s"] == "done" and v and "sc" in v:
+    for job in judges_of(st, mid):
+        v = st["summ"].get(job)
+        if is_done(st, job) and v and "sc" in v:
             out.append(v)
-        k += 1
     return out
 
 
@@ -151,20 +166,24 @@ def deps_of(st, job):
     kind = job_kind(job)
     if kind == "spawn":
         return []
-    if kind == "final":
-        return ["spawn-" + st["champion"]]
+    if kind == FINAL:
+        return [spawn_id(st["champion"])]
     m = find_match(st, match_of(job))
     if kind == "atk":
-        return ["spawn-" + m["a"], "spawn-" + m["b"]]
+        return [spawn_id(m["a"]), spawn_id(m["b"])]
     if kind == "def":
         # a defender reads the attacks on both sides: it fixes any flaw it shares with its opponent
-        return ["%s-atk-%s" % (m["id"], m["a"]), "%s-atk-%s" % (m["id"], m["b"])]
-    return ["%s-def-%s" % (m["id"], m["a"]), "%s-def-%s" % (m["id"], m["b"])]
+        return [attack_id(m["id"], m["a"]), attack_id(m["id"], m["b"])]
+    return [defence_id(m["id"], m["a"]), defence_id(m["id"], m["b"])]
+
+
+def deps_done(st, job):
+    return all(is_done(st, d) for d in deps_of(st, job))
 
 
 def no_solution(st, agent):
     """The agent's spawn ended without a usable solution (it forfeits its matches)."""
-    return st["jobs"]["spawn-" + agent]["s"] == "done" and st["sol"].get(agent) is None
+    return is_done(st, spawn_id(agent)) and st["sol"].get(agent) is None
 
 
 # (rounds list, its length, {match id: match}): an index of the state in hand.
@@ -192,19 +211,18 @@ def settle(st, m, winner, info):
     """Decide a match: its open jobs are cancelled (a forfeit or a decision by hand)
     and its judges' labels dropped, which matter only while it is open."""
     mid = m["id"]
-    ids = ["%s-%s-%s" % (mid, step, x) for step in ("atk", "def") for x in (m["a"], m["b"])]
-    for job in ids + [judge_id(mid, k) for k in range(1, 10)]:
+    for job in competitor_jobs(mid, m["a"], m["b"]) + [judge_id(mid, k) for k in range(1, 10)]:
         job_info = st["jobs"].get(job)
         if job_info is None:
             continue
         job_info.pop("lab", None)
         job_info.pop("old", None)
-        if job_info["s"] in ("ready", "issued"):
-            job_info["s"] = "cancelled"
+        if job_info["s"] in OPEN:
+            job_info["s"] = CANCELLED
     loser = m["b"] if winner == m["a"] else m["a"]
     info.update({"w": winner, "l": loser})
     st["results"][m["id"]] = info
-    st["out"][loser] = int(m["id"].split("-")[0][1:])
+    st["out"][loser] = round_of(m["id"])
     st["manual"].pop(m["id"], None)
 
 
@@ -217,7 +235,7 @@ def round_done(st):
     """The current round may be closed by next: every match decided, and in round 1
     the bye's spawn in too, so the scheduler counts it in the round it belongs to."""
     rnd = st["rounds"][-1] if st["rounds"] else None
-    bye_ready = rnd is None or rnd["n"] > 1 or not rnd["bye"] or st["jobs"]["spawn-" + rnd["bye"]]["s"] == "done"
+    bye_ready = rnd is None or rnd["n"] > 1 or not rnd["bye"] or is_done(st, spawn_id(rnd["bye"]))
     return bye_ready and matches_decided(st)
 
 
@@ -232,7 +250,7 @@ def apply(st, ev):
             st["lanes"]["handed"] += len(ev["jobs"])
         for j in ev["jobs"]:
             job = st["jobs"][j]
-            job["s"], job["t"], job["w"], job["at"] = "issued", job["t"] + 1, ev.get("wave"), ev["at"]
+            job["s"], job["t"], job["w"], job["at"] = ISSUED, job["t"] + 1, ev.get("wave"), ev["at"]
             if lane is not None:
                 # one job for one lane, no wave: "ln" names the lane running it, "sh" is there
                 # until the lane has been shown the job (a lane command killed in between shows it again)
@@ -247,7 +265,7 @@ def apply(st, ev):
     elif kind == "fail" and ev.get("never_ran"):
         # the client refused the job's Agent call (its sub-agent cap): back to the queue, no try spent
         info = st["jobs"][ev["job"]]
-        info["s"], info["t"], info["w"] = "ready", info["t"] - 1, None
+        info["s"], info["t"], info["w"] = READY, info["t"] - 1, None
         for key in ("ln", "sh", "at"):
             info.pop(key, None)
     elif kind == "fail":
@@ -260,7 +278,7 @@ def apply(st, ev):
         if len(alive) == 1:
             st["champion"] = alive[0]
             if st["baseline"] and st["sol"].get(alive[0]):
-                add_job(st, "final")
+                add_job(st, FINAL)
         else:
             start_round(st, alive)
     elif kind == "shown" and "job" in ev:
@@ -282,7 +300,7 @@ def apply(st, ev):
 
 def on_done(st, job, out):
     info = st["jobs"][job]
-    info["s"] = "done"
+    info["s"] = DONE
     # only handed-out jobs need their wave or lane, the time they went out and earlier labels
     for key in ("w", "ln", "sh", "at", "old"):
         info.pop(key, None)
@@ -294,20 +312,18 @@ def on_done(st, job, out):
     if keep:
         st["summ"][job] = keep
     if kind == "spawn":
-        st["sol"][job[6:]] = out.get("sol")
-        spawn_settled(st, job[6:])
-        if out.get("sol") is None and "final" in st["jobs"]:
-            st["jobs"]["final"]["s"] = "cancelled"
+        agent = agent_of(job)
+        st["sol"][agent] = out.get("sol")
+        spawn_settled(st, agent)
+        if out.get("sol") is None and FINAL in st["jobs"]:
+            st["jobs"][FINAL]["s"] = CANCELLED
     elif kind == "def":
-        st["sol"][job.split("-")[3]] = out.get("sol") or st["sol"].get(job.split("-")[3])
+        agent = agent_of(job)
+        st["sol"][agent] = out.get("sol") or st["sol"].get(agent)
     elif kind == "judge":
         judge_arrived(st, match_of(job))
-    elif kind == "final":
+    elif kind == FINAL:
         st["final"] = out
-
-
-REPRODUCED_SAID = {"yes": "reproduced by the judge", "fixed": "reproduced on the old code only",
-                   "no": "did not reproduce", "not run": "not re-run by the judge"}
 
 
 def reproductions(st, mid, side):
@@ -323,15 +339,9 @@ def reproductions(st, mid, side):
     return {n: " / ".join(r) for n, r in found.items()}
 
 
-def reproducer_note(st, mid, side, number):
-    """How a reproducer of attack number on side fared with the judges, or "" when it had none."""
-    atk = "%s-atk-%s" % (mid, opponent(find_match(st, mid), side))
-    if str(number) not in st["summ"].get(atk, {}).get("rp", {}):
-        return ""
-    said = reproductions(st, mid, side).get(str(number))
-    if not said:
-        return "reproducer: not checked by a judge"
-    return "reproducer: " + " / ".join(REPRODUCED_SAID.get(r, r) for r in said.split(" / "))
+def carried_reproducers(st, mid, side):
+    """{attack number: file} of the reproducers the attacks on side carried."""
+    return st["summ"].get(attack_id(mid, opponent(find_match(st, mid), side)), {}).get("rp", {})
 
 
 def on_fail(st, job, why):
@@ -342,7 +352,7 @@ def on_fail(st, job, why):
     info.pop("sh", None)
     kind = job_kind(job)
     if info["t"] < TRIES[kind]:
-        info["s"] = "ready"
+        info["s"] = READY
         return
     # Fallbacks, one per kind, so that no failure can stall the run.
     if kind == "spawn":
@@ -351,10 +361,10 @@ def on_fail(st, job, why):
         on_done(st, job, {"labels": "", "missing": True})
     elif kind == "def":
         on_done(st, job, {"ans": "", "missing": True})
-    elif kind == "final":
+    elif kind == FINAL:
         on_done(st, job, {"missing": True, "why": why[:200]})
     else:
-        info["s"] = "stuck"
+        info["s"] = STUCK
         st["manual"][match_of(job)] = "its judge failed %d times (%s)" % (info["t"], why[:120])
 
 
@@ -364,7 +374,7 @@ def spawn_settled(st, agent):
         if agent not in (m["a"], m["b"]) or m["id"] in st["results"]:
             continue
         pair = (m["a"], m["b"])
-        if all(st["jobs"]["spawn-" + a]["s"] == "done" for a in pair):
+        if all(is_done(st, spawn_id(a)) for a in pair):
             if any(st["sol"].get(a) is None for a in pair):
                 forfeit(st, m, "no solution from " + " and ".join(a for a in pair if st["sol"].get(a) is None))
 
@@ -372,23 +382,12 @@ def spawn_settled(st, agent):
 def judge_arrived(st, mid):
     """Decide the match once its judges are in, or ask for one more look."""
     m = find_match(st, mid)
-    verdicts = []
-    k = 1
-    while judge_id(mid, k) in st["jobs"]:
-        j = judge_id(mid, k)
-        if st["jobs"][j]["s"] != "done":
-            return
-        verdicts.append(st["summ"][j])
-        k += 1
+    judges = judges_of(st, mid)
+    if any(not is_done(st, j) for j in judges):
+        return
+    verdicts = [st["summ"][j] for j in judges]
     crit = len(verdicts[0]["sc"][m["a"]])
     picks = [decide(v, m, crit)[0] for v in verdicts]
-    if len(verdicts) >= 3 and st.get("most_looks") is None:
-        # a run started before looks to a majority: the final's panel of three votes
-        winner = max((m["a"], m["b"]), key=lambda a: (picks.count(a), a == picks[0]))
-        tot = {a: sum(sum(v["sc"][a]) for v in verdicts) for a in (m["a"], m["b"])}
-        settle(st, m, winner, {"how": "panel", "n": len(verdicts), "tot": tot,
-                               "agree": len(set(picks)) == 1, "votes": picks.count(winner)})
-        return
     merged = merge_verdicts(verdicts, m)
     winner, rule = decide(merged, m, crit)
     tot = {a: sum(merged["sc"][a]) for a in (m["a"], m["b"])}
@@ -414,54 +413,7 @@ def wants_another_look(st, m, merged, picks):
         return False
     if len(picks) == 1:
         return is_close(merged, m, st["recheck"])
-    most = most_looks(st, st["rounds"][int(m["id"].split("-")[0][1:]) - 1])
-    if len(picks) >= most:
-        return False
-    return max(picks.count(m["a"]), picks.count(m["b"])) <= most // 2
-
-
-def merge_verdicts(verdicts, m):
-    """Looks combine by summing scorecards; a FATAL stands only if more than half of
-    the looks saw it (both of two)."""
-    if len(verdicts) == 1:
-        return verdicts[0]
-    sides = (m["a"], m["b"])
-    sc = {a: [sum(v["sc"][a][i] for v in verdicts) for i in range(len(verdicts[0]["sc"][a]))] for a in sides}
-    fat = {a: 2 * sum(1 for v in verdicts if v["fat"][a]) > len(verdicts) for a in sides}
-    return {"sc": sc, "fat": fat, "conf": "high"}
-
-
-def decide(v, m, ncrit):
-    """(winner, rule) for one match from one (merged) verdict.
-
-    A verified FATAL loses to a solution without one; otherwise the higher
-    total; then correctness, completeness, ... in rubric order; then the
-    match's seeded coin.
-    """
-    a, b = m["a"], m["b"]
-    fa, fb = v["fat"][a], v["fat"][b]
-    if fa != fb:
-        return (b if fa else a), "fatal"
-    ta, tb = sum(v["sc"][a]), sum(v["sc"][b])
-    if ta != tb:
-        return (a if ta > tb else b), "total"
-    for i in range(ncrit):
-        if v["sc"][a][i] != v["sc"][b][i]:
-            return (a if v["sc"][a][i] > v["sc"][b][i] else b), "criterion %d" % (i + 1)
-    return m["coin"], "coin"
-
-
-def is_close(v, m, margin):
-    """A match worth a second judge: near totals, low confidence, or a FATAL
-    flag that overturned the totals."""
-    a, b = m["a"], m["b"]
-    ta, tb = sum(v["sc"][a]), sum(v["sc"][b])
-    if v.get("conf") == "low" or abs(ta - tb) <= margin:
-        return True
-    if v["fat"][a] != v["fat"][b]:
-        flagged_total = ta if v["fat"][a] else tb
-        return flagged_total == max(ta, tb)
-    return False
+    return wants_more(picks, (m["a"], m["b"]), most_looks(st, round_of_match(st, m)))
 
 
 def opponent(m, agent):
@@ -479,22 +431,20 @@ def judge_sides(st, job, attempt):
     first look's order (the second swapped, the third as the first, ...), so
     position bias cancels as far as the count of looks allows.
     """
-    if job == "final":
+    if job == FINAL:
         sides = ["winner", "baseline"]
     else:
         m = find_match(st, match_of(job))
         sides = [m["a"], m["b"]]
     pool = list(LABELS)
-    look = 1 if job == "final" else int(job.rsplit("judge", 1)[1] or 1)
-    # runs started before looks to a majority drew a panel judge's order on its own
-    if look == 2 or (look > 2 and st.get("most_looks") is not None):
+    if look_of(job) >= 2:
         first = judge_id(match_of(job), 1)
         prior = st["summ"].get(first)
         if prior and st["jobs"][first].get("lab"):
             order = st["jobs"][first]["lab"][0]
         else:  # the looks run side by side
             order = judge_sides(st, first, 1)[0]
-        sides = [order[1], order[0]] if look % 2 == 0 else list(order)
+        sides = [order[1], order[0]] if look_of(job) % 2 == 0 else list(order)
         # the first look's labels, on any of its tries, never name a later look's sides
         used = label_slice(st, first)
         pool = [x for x in pool if x not in used]
@@ -505,13 +455,12 @@ def judge_sides(st, job, attempt):
 
 
 def label_slice(st, job):
-    """Every label a first look or panel judge can use over its tries."""
+    """Every label a first look can use over its tries."""
     return shuffled(rng_for(st["seed"], "labels", job), LABELS)[:2 * TRIES["judge"]]
 
 
 def finished(st):
-    return st["champion"] is not None and not any(
-        info["s"] in ("ready", "issued") for info in st["jobs"].values())
+    return st["champion"] is not None and not any(info["s"] in OPEN for info in st["jobs"].values())
 
 
 def path_of(st, agent):
@@ -523,60 +472,9 @@ def path_of(st, agent):
                 games.append((m, st["results"].get(m["id"])))
     return games
 
+
 def fixes_of(st, m, agent):
     """(attacks on its own solution it conceded and fixed, attacks on the opponent's it says it
     fixed in its own too): the numbers in each list, for winner and the report."""
-    done = st["summ"].get("%s-def-%s" % (m["id"], agent), {})
+    done = st["summ"].get(defence_id(m["id"], agent), {})
     return [k for k, c in enumerate(done.get("ans", ""), 1) if c == "C"], list(done.get("also", []))
-
-
-def fixes_text(st, m, agent):
-    own, also = fixes_of(st, m, agent)
-    numbers = lambda xs: ", ".join(str(x) for x in xs)
-    parts = []
-    if own:
-        parts.append("attack%s %s of those on it" % ("s" if len(own) > 1 else "", numbers(own)))
-    if also:
-        parts.append("attack%s %s of those on %s, %s it shared" % (
-            "s" if len(also) > 1 else "", numbers(also), opponent(m, agent), "flaws" if len(also) > 1 else "a flaw"))
-    return "%s fixed %s" % (agent, "; ".join(parts) if parts else "nothing")
-
-
-def looks_text(res):
-    """How a judged match's looks voted, in words ('' for a single look)."""
-    n = res.get("n", 1)
-    if res.get("how") != "judge" or n < 2:
-        return ""
-    if n == 2 and "votes" not in res:  # runs started before looks to a majority
-        return "second look %s" % ("agreed" if res.get("agree") else "disagreed: scores summed")
-    votes = res.get("votes", n if res.get("agree") else 0)
-    if res.get("agree"):
-        return "%d looks, all agreed" % n
-    return "%d looks, %d of %d for the winner, scores summed" % (n, votes, n)
-
-
-def pairing_text(rnd, m):
-    """Why two agents met: their places in the rating the round was paired by ('' if drawn)."""
-    rated = rnd.get("rated")
-    if not rated or len(rated) < 3:  # two agents left: nothing to choose
-        return ""
-    place = {row[0]: (k, row[1], row[2]) for k, row in enumerate(rated, 1)}
-    if m["a"] not in place or m["b"] not in place:
-        return ""
-
-    def side(agent):
-        k, pts, looks = place[agent]
-        return "%s %s of %d (%s)" % (agent, ordinal(k), len(rated),
-                                     "average " + points(pts, looks) if looks else "no looks yet, placed mid-field")
-    return "paired strongest-with-weakest by average score so far: %s vs %s" % (side(m["a"]), side(m["b"]))
-
-
-def ordinal(k):
-    tail = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
-    return "%d%s" % (k, tail)
-
-
-def points(total, looks):
-    """A total on the rubric's scale: several looks are averaged for display."""
-    value = total / float(looks or 1)
-    return "%d" % value if value == int(value) else "%.1f" % value

@@ -1,0 +1,96 @@
+"""The judging rules: how looks at a match combine and decide it, and how many looks it gets.
+
+Pure functions of verdicts (each side's scorecard and FATAL flag, as outputs.py reads them)
+and of a round's shape. state.py applies them as verdicts arrive; estimate.py plans with
+them; the judging simulator (benchmarks/judging.py) plays them. A verdict here is
+{"sc": {agent: [scores in rubric order]}, "fat": {agent: bool}, "conf": "high"|"low"}.
+"""
+
+from .base import LATE_FIELD
+
+
+def decide(v, m, ncrit):
+    """(winner, rule) for one match from one (merged) verdict.
+
+    A verified FATAL loses to a solution without one; otherwise the higher
+    total; then correctness, completeness, ... in rubric order; then the
+    match's seeded coin.
+    """
+    a, b = m["a"], m["b"]
+    fa, fb = v["fat"][a], v["fat"][b]
+    if fa != fb:
+        return (b if fa else a), "fatal"
+    ta, tb = sum(v["sc"][a]), sum(v["sc"][b])
+    if ta != tb:
+        return (a if ta > tb else b), "total"
+    for i in range(ncrit):
+        if v["sc"][a][i] != v["sc"][b][i]:
+            return (a if v["sc"][a][i] > v["sc"][b][i] else b), "criterion %d" % (i + 1)
+    return m["coin"], "coin"
+
+
+def merge_verdicts(verdicts, m):
+    """Looks combine by summing scorecards; a FATAL stands only if more than half of
+    the looks saw it (both of two)."""
+    if len(verdicts) == 1:
+        return verdicts[0]
+    sides = (m["a"], m["b"])
+    sc = {a: [sum(v["sc"][a][i] for v in verdicts) for i in range(len(verdicts[0]["sc"][a]))] for a in sides}
+    fat = {a: 2 * sum(1 for v in verdicts if v["fat"][a]) > len(verdicts) for a in sides}
+    return {"sc": sc, "fat": fat, "conf": "high"}
+
+
+def is_close(v, m, margin):
+    """A match worth a second judge: near totals, low confidence, or a FATAL
+    flag that overturned the totals."""
+    a, b = m["a"], m["b"]
+    ta, tb = sum(v["sc"][a]), sum(v["sc"][b])
+    if v.get("conf") == "low" or abs(ta - tb) <= margin:
+        return True
+    if v["fat"][a] != v["fat"][b]:
+        flagged_total = ta if v["fat"][a] else tb
+        return flagged_total == max(ta, tb)
+    return False
+
+
+def is_late(field):
+    """The last two rounds (semifinal and final), where a wrong call costs the most."""
+    return field <= LATE_FIELD
+
+
+def most_looks_in(field, most_looks):
+    """Most looks one match of a round of this field may take, from the run's pair
+    (earlier rounds, the last two rounds)."""
+    early, late = most_looks
+    return late if is_late(field) else early
+
+
+def round_kind(matches, field, wave):
+    """late: the last two rounds; small: judges of two looks fit in half a wave; big: the rest."""
+    if is_late(field):
+        return "late"
+    return "small" if 2 * matches <= wave else "big"
+
+
+def first_looks(matches, field, wave, final_judges=1, most=2):
+    """Judges each match of a round starts with, second looks on (off: 1, or the final's panel).
+
+    When a round's judges leave half a wave empty anyway, both looks run side by
+    side: a second opinion for no extra wave, where it matters most. A round whose
+    matches take at least three looks (to a majority of five) starts them together
+    when they fit in a wave.
+    """
+    judges = final_judges if matches == 1 and field == 2 else 1
+    if judges > 1:
+        return judges
+    if most >= 5 and 3 * matches <= wave:
+        return 3
+    return 2 if 2 * matches <= wave else 1
+
+
+def wants_more(picks, sides, most):
+    """After two or more looks: another while no side has won a majority of the most
+    looks the match may take."""
+    if len(picks) >= most:
+        return False
+    return max(picks.count(sides[0]), picks.count(sides[1])) <= most // 2

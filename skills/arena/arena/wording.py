@@ -1,0 +1,137 @@
+"""What the engine says about a run, in English: the sentences `winner`, `status`, `next`
+and the report share.
+
+Each function turns part of the state into a phrase: how a match's looks voted, which
+attacks each side fixed, why two agents met, how a reproducer fared, what happens after a
+refused output, the baseline check's verdict, the progress line. One place for the words,
+so the command line and the report say the same thing and tests have one text to match.
+It reads the state and never changes it.
+"""
+
+from .jobs import FINAL, READY, agent_of, job_kind, status
+from .schedule import progress
+from .state import carried_reproducers, fixes_of, opponent, reproductions
+
+
+def points(total, looks):
+    """A total on the rubric's scale: several looks are averaged for display."""
+    value = total / float(looks or 1)
+    return "%d" % value if value == int(value) else "%.1f" % value
+
+
+def ordinal(k):
+    tail = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return "%d%s" % (k, tail)
+
+
+def looks_text(res):
+    """How a judged match's looks voted, in words ('' for a single look)."""
+    n = res.get("n", 1)
+    if res.get("how") != "judge" or n < 2:
+        return ""
+    votes = res.get("votes", n if res.get("agree") else 0)
+    if res.get("agree"):
+        return "%d looks, all agreed" % n
+    return "%d looks, %d of %d for the winner, scores summed" % (n, votes, n)
+
+
+def fixes_text(st, m, agent):
+    own, also = fixes_of(st, m, agent)
+    numbers = lambda xs: ", ".join(str(x) for x in xs)
+    parts = []
+    if own:
+        parts.append("attack%s %s of those on it" % ("s" if len(own) > 1 else "", numbers(own)))
+    if also:
+        parts.append("attack%s %s of those on %s, %s it shared" % (
+            "s" if len(also) > 1 else "", numbers(also), opponent(m, agent), "flaws" if len(also) > 1 else "a flaw"))
+    return "%s fixed %s" % (agent, "; ".join(parts) if parts else "nothing")
+
+
+def pairing_text(rnd, m):
+    """Why two agents met: their places in the rating the round was paired by ('' if drawn)."""
+    rated = rnd.get("rated")
+    if not rated or len(rated) < 3:  # two agents left: nothing to choose
+        return ""
+    place = {row[0]: (k, row[1], row[2]) for k, row in enumerate(rated, 1)}
+    if m["a"] not in place or m["b"] not in place:
+        return ""
+
+    def side(agent):
+        k, pts, looks = place[agent]
+        return "%s %s of %d (%s)" % (agent, ordinal(k), len(rated),
+                                     "average " + points(pts, looks) if looks else "no looks yet, placed mid-field")
+    return "paired strongest-with-weakest by average score so far: %s vs %s" % (side(m["a"]), side(m["b"]))
+
+
+REPRODUCED_SAID = {"yes": "reproduced by the judge", "fixed": "reproduced on the old code only",
+                   "no": "did not reproduce", "not run": "not re-run by the judge"}
+
+
+def reproducer_note(st, mid, side, number):
+    """How a reproducer of attack number on side fared with the judges, or "" when it had none."""
+    if str(number) not in carried_reproducers(st, mid, side):
+        return ""
+    said = reproductions(st, mid, side).get(str(number))
+    if not said:
+        return "reproducer: not checked by a judge"
+    return "reproducer: " + " / ".join(REPRODUCED_SAID.get(r, r) for r in said.split(" / "))
+
+
+def after_refusal(st, job):
+    """What really happens after a refused output: another try, or the job's fallback."""
+    if status(st, job) == READY:
+        return "will be re-issued"
+    kind = job_kind(job)
+    if kind == "spawn":
+        if st["agents"] == 1:
+            return "no more tries, the run has no solution"
+        return "no more tries, %s forfeits its match" % agent_of(job)
+    return "no more tries, " + {
+        "atk": "it counts as no attacks",
+        "def": "the solution before it stands, with no answers",
+        "judge": "the match needs a decision by hand",
+        FINAL: "the baseline check is left to you",
+    }[kind]
+
+
+def code_line(run_code, run_name):
+    if run_code:
+        return ("running code: ON (--run-code): sub-agents may run Python scripts they write in "
+                ".arena/%s/work/<job>/, through bracket.py exec; that is model-written code run as you on this "
+                "machine" % run_name)
+    return "running code: off: sub-agents read and reason about code and run nothing (--run-code lets them test it)"
+
+
+def baseline_verdict(f):
+    """(arena total, old total, verdict, how it went: better, worse or tie) of a baseline check's verdict."""
+    w, b = sum(f["sc"]["winner"]), sum(f["sc"]["baseline"])
+    fw, fb = f["fat"]["winner"], f["fat"]["baseline"]
+    if fw != fb:
+        verdict = ("the old answer is better: the new one has a verified FATAL flaw" if fw else
+                   "the arena answer is better: the old one has a verified FATAL flaw")
+        return w, b, verdict, "worse" if fw else "better"
+    verdict = "the arena answer scored higher" if w > b else "the OLD answer scored higher" if b > w else "a tie"
+    return w, b, verdict, "better" if w > b else "worse" if b > w else "tie"
+
+
+def minutes(seconds):
+    if seconds is None:
+        return "-"
+    seconds = int(seconds)
+    return "%dm%02ds" % (seconds // 60, seconds % 60) if seconds >= 60 else "%ds" % seconds
+
+
+def progress_line(st, p=None):
+    p = p or progress(st)
+    text = "arena %s: round %d/%d %s, %d/%d jobs" % (st["run"], p["round"], p["rounds"], p["phase"], p["done"], p["total"])
+    if p.get("lanes"):
+        text += ", %d running" % p["running"]
+    else:
+        text += ", wave %d/%d" % (p["wave"], p["waves"])
+    if p["elapsed"] is not None:
+        text += ", %s elapsed" % minutes(p["elapsed"])
+    if p["eta"] is not None and p["phase"] != "finished":
+        text += ", ETA %s" % minutes(p["eta"])
+    if p["retrying"]:
+        text += ", %d to retry" % p["retrying"]
+    return text
