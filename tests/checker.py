@@ -1,8 +1,8 @@
 """An independent referee for finished runs: every match recomputed from the files.
 
 It reads the verdict files (out/<judge>.json), the judges' blinded copies (to tell which
-label stood for which agent) and rubric.md, and applies the rules as README.md states
-them ("Judging" and "Second looks"); from the state it takes only what was drawn before
+label stood for which agent) and rubric.md, and applies the rules as docs/judging.md
+states them; from the state it takes only what was drawn before
 any judging: the pairings, each match's coin and the run's settings. It shares no code
 with the engine, so a change to the rules in either place shows up as a difference.
 """

@@ -1,11 +1,27 @@
-"""The commands README.md shows, read from the README itself so that a test of them fails
-when the README drifts from what was tested."""
+"""The commands and figures README.md and the pages under docs/ show, read from those files so
+that a test of them fails when the text drifts from what was tested."""
 
 import os
 import re
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")
+BENCHMARKS = os.path.join(ROOT, "benchmarks", "README.md")
+
+
+def page(name):
+    """A page under docs/, by its file name."""
+    return os.path.join(ROOT, "docs", name)
+
+
+def all_text():
+    """The README, every page under docs/ and the figures page, as one text."""
+    paths = [README, BENCHMARKS] + sorted(page(f) for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md"))
+    texts = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            texts.append(f.read())
+    return "\n".join(texts)
 
 
 def section(title, path=README):
@@ -25,7 +41,7 @@ def section(title, path=README):
                     break
                 body.append(rest)
             return "\n".join(body)
-    raise AssertionError("README.md has no section %r" % title)
+    raise AssertionError("%s has no section %r" % (os.path.relpath(path, ROOT), title))
 
 
 def code_blocks(text):

@@ -95,7 +95,7 @@ class FirstUse(unittest.TestCase):
     def test_plan_and_the_readme_simulator_table_give_the_same_calls(self):
         # the simulator's row is a mean over its runs; plan's the expectation from the judge calls
         # per match the simulator measured: both round to the same whole number of calls
-        text = readme.section("How it works")
+        text = readme.section("Judging: the simulator", readme.BENCHMARKS)
         rows = {m.group(1).strip(): int(m.group(2).replace(",", ""))
                 for m in re.finditer(r"^\| ([^|]+) \|(?: [^|]+ \|){3} ([\d,]+) \(", text, re.M)}
         _, out, _ = run_cli(["plan", "--agents", "100"], self.cwd)

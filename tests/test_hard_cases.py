@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 import unittest
 
+import readme
 import standin
 from standin import ENGINE, run_cli, state_bytes, state_of
 from arena import outputs, state
@@ -173,9 +174,7 @@ class LateOutputs(Run):
             looks = [state.judge_sides(st, "r1-m01-judge2", t) for t in (1, 2, 3)]
             self.assertTrue(all(sides == tries[0][0][::-1] for sides, _ in looks))
             self.assertFalse(set(n for _, names in looks for n in names) & set(used))
-        with open(os.path.join(standin.ROOT, "README.md"), encoding="utf-8") as f:
-            readme = f.read()
-        self.assertNotIn("fresh pair of labels and order", readme)
+        self.assertNotIn("fresh pair of labels and order", readme.all_text())
 
 
 class RefusedFiles(Run):
@@ -335,9 +334,9 @@ class Leaks(Run):
 class Baseline(Run):
     def test_the_baseline_judge_gets_as_many_tries_as_any_judge(self):
         self.assertEqual(TRIES["final"], TRIES["judge"])
-        with open(os.path.join(standin.ROOT, "README.md"), encoding="utf-8") as f:
-            readme = f.read()
-        self.assertIn("judge's %s times" % {2: "two", 3: "three"}[TRIES["judge"]], readme)
+        with open(readme.page("reliability.md"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("judge's %s times" % {2: "two", 3: "three"}[TRIES["judge"]], text)
 
     def test_one_agent_whose_spawn_fails_twice(self):
         with open(os.path.join(self.cwd, "old.md"), "w") as f:

@@ -140,7 +140,7 @@ def read_text(path, exact=False):
 
 # Share of matches in rounds too big to judge twice in one wave that get a second
 # judge at the default margin: 26.7% at N=100 as measured by benchmarks/judging.py with
-# the default judge model, so plan's estimate and the README's simulator table agree.
+# the default judge model, so plan's estimate and the simulator table in benchmarks/README.md agree.
 RECHECK_SHARE = 0.267
 
 
