@@ -67,9 +67,23 @@ class Referee:
                      for side, label in zip(order, labels))
             if ok:
                 fits.append(dict(zip(labels, order)))
+        if len(fits) == 2 and self.drawn_labels(job, labels):
+            # the two solutions read the same (a field every agent solved): the labels were drawn
+            # when the judge was handed out, before any verdict, and the journal holds them
+            fits = [self.drawn_labels(job, labels)]
         if len(fits) != 1:
             raise Mismatch("%s: the blinded copies match %d ways of reading the labels" % (job, len(fits)))
         return fits[0]
+
+    def drawn_labels(self, job, labels):
+        """{label: side} from the journal's issue event of the try that used these labels, if any."""
+        with open(self.path("journal.jsonl"), encoding="utf-8") as f:
+            for line in f:
+                ev = json.loads(line)
+                drawn = ev.get("labels", {}).get(job) if ev["e"] == "issue" else None
+                if drawn and sorted(drawn[1]) == sorted(labels):
+                    return dict(zip(drawn[1], drawn[0]))
+        return None
 
     def agents_of(self, job):
         if job == "final":
@@ -96,7 +110,7 @@ class Referee:
                 if not (isinstance(x, int) and 0 <= x <= top):
                     raise Mismatch("%s: %s %s=%r is outside 0..%d" % (job, label, c, x, top))
             out[side] = (card, v["fatal"][label] is True)
-        return out, v.get("confidence", "high")
+        return out, v.get("confidence", "high"), v.get("equivalent") is True
 
     # -- the rules as README.md states them
     def decide(self, cards, fatal, m):
@@ -137,39 +151,50 @@ class Referee:
         return self.majority_result(m, rnd, alive, looks)
 
     def majority_result(self, m, rnd, alive, looks):
-        """Looks to a majority: the first looks side by side (the final's panel; three in the last
-        two rounds when they fit in a wave; two when a round's judges fit in half a wave), a second
-        after a close first, then more while no side has won a majority of the most looks
-        (MOST_LOOKS: 3, or 5 in rounds of at most 4 agents); scorecards summed, a FATAL stands
-        when more than half of the looks saw it."""
+        """Looks to a majority: one first look (the final's panel with --final-judges 3); none
+        more when it found the two equivalent and flagged no FATAL; else a second in rounds whose
+        judges fit in half a wave or after a close first, two more in rounds of at most 4 agents,
+        then one at a time while no side has won a majority of the most looks (MOST_LOOKS: 3, or
+        5 in rounds of at most 4 agents); scorecards summed, a FATAL stands when more than half
+        of the looks saw it."""
         sides = (m["a"], m["b"])
         matches, wave = len(rnd["matches"]), self.st["wave"]
         most = self.st["most_looks"][1 if alive <= 4 else 0]
-        picks = [self.decide({x: lk[x][0] for x in sides}, {x: lk[x][1] for x in sides}, m)[0] for lk, _ in looks]
-        if alive == 2 and self.st["final_judges"] > 1:
-            want = self.st["final_judges"]
-        elif self.st["recheck"] is None:
-            want = 1
-        elif most >= 5 and 3 * matches <= wave:
-            want = 3
-        else:
-            want = 2 if 2 * matches <= wave else 1
-        while self.st["recheck"] is not None and want <= len(looks):
+        picks = [self.decide({x: lk[x][0] for x in sides}, {x: lk[x][1] for x in sides}, m)[0] for lk, _, _ in looks]
+        first, conf, eq = looks[0]
+        equivalent = eq and not any(fat for _, fat in first.values())
+        want = self.st["final_judges"] if alive == 2 and self.st["final_judges"] > 1 else 1
+        if self.st["recheck"] is not None and not equivalent:
             if want == 1:
-                more = self.close(looks[0][0], looks[0][1], m)
-            else:
+                if alive <= 4:
+                    want = 3
+                elif 2 * matches <= wave or self.close(first, conf, m):
+                    want = 2
+            while want <= len(looks) and want >= 2:
                 lead = max(picks[:want].count(x) for x in sides)
-                more = want < most and lead <= most // 2
-            if not more:
-                break
-            want += 1
+                if want >= most or lead > most // 2:
+                    break
+                want += 1
         if len(looks) != want:
             raise Mismatch("%s: %d looks on file, the rules ask for %d" % (m["id"], len(looks), want))
-        cards = {x: [sum(lk[x][0][i] for lk, _ in looks) for i in range(len(self.crit))] for x in sides}
-        fatal = {x: 2 * sum(1 for lk, _ in looks if lk[x][1]) > len(looks) for x in sides}
+        cards = {x: [sum(lk[x][0][i] for lk, _, _ in looks) for i in range(len(self.crit))] for x in sides}
+        fatal = {x: 2 * sum(1 for lk, _, _ in looks if lk[x][1]) > len(looks) for x in sides}
         winner, rule = self.decide(cards, fatal, m)
         tot = {x: sum(cards[x]) for x in sides}
         out = {"w": winner, "tot": tot, "n": len(looks), "rule": rule, "fatal": fatal}
+        if equivalent:
+            out["eq"] = True
+        # what each look found, as winner and the report say it
+        out["found"] = []
+        for lk, _, _ in looks:
+            pick, how = self.decide({x: lk[x][0] for x in sides}, {x: lk[x][1] for x in sides}, m)
+            other = m["b"] if pick == m["a"] else m["a"]
+            if how == "fatal":
+                out["found"].append("%s (FATAL on %s)" % (pick, other))
+            elif how == "total":
+                out["found"].append("%s by %d" % (pick, sum(lk[pick][0]) - sum(lk[other][0])))
+            else:
+                out["found"].append("equal")
         if len(looks) >= 2:
             out["agree"] = len(set(picks)) == 1
             out["votes"] = picks.count(winner)
@@ -225,6 +250,8 @@ def check_run(test, cwd, run, state, winner_text, report_html=None):
     for mid, r in mine.items():
         got = state["results"][mid]
         for key, value in r.items():
+            if key == "found":
+                continue
             test.assertEqual(got.get(key), value, "%s: %s is %r in the state, %r from the files" % (
                 mid, key, got.get(key), value))
     # the champion is the one player who lost no match
@@ -242,9 +269,10 @@ def check_run(test, cwd, run, state, winner_text, report_html=None):
         n = r["n"]
         test.assertIn(" %s-%s (margin %s)" % (points(r["tot"][champ], n), points(r["tot"][opp], n),
                                               points(r["tot"][champ] - r["tot"][opp], n)), line.group(1), mid)
+        if r.get("eq"):
+            test.assertIn("equivalent (look 1)", line.group(1), mid)
         if n >= 2:
-            test.assertIn("%d looks, all agreed" % n if r["agree"] else
-                          "%d looks, %d of %d for the winner, scores summed" % (n, r["votes"], n), line.group(1), mid)
+            test.assertIn("%d looks: %s; scores summed" % (n, ", ".join(r["found"])), line.group(1), mid)
         if r.get("rule") == "fatal":
             test.assertIn("opponent had a verified FATAL flaw", line.group(1), mid)
     final = ref.final()

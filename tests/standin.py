@@ -118,8 +118,11 @@ def pick(seed, *labels):
 class StandIn:
     """Plays any job from its brief alone. `misbehave` maps job id -> how to fail (first try only)."""
 
-    def __init__(self, cwd, seed=0, misbehave=None, always=None, run_code=False, checks=True):
+    def __init__(self, cwd, seed=0, misbehave=None, always=None, run_code=False, checks=True, equal=False):
         self.cwd, self.seed = cwd, seed
+        # equal: every competitor writes a solution of the same quality with no flaws (a field
+        # every agent solved), so the demo judge finds each match equivalent
+        self.equal = equal
         self.misbehave = dict(misbehave or {})
         self.always = dict(always or {})
         self.calls = []
@@ -148,6 +151,9 @@ class StandIn:
             return receipt
         if how == "outside":
             write("stray-%s.txt" % job, "written outside .arena\n")
+        if how is None and self.equal and kind == "spawn":
+            write(out, "<!-- arena job: %s -->\n" % job + demo.solution_text(75.0, [], 0, "the task", 3))
+            return receipt
         if how in (None, "outside"):
             # a well-behaved sub-agent: the product's own stand-in, with quality
             receipt = demo.play(self.cwd, prompt, self.seed)

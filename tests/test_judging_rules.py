@@ -9,8 +9,8 @@ from arena.jobs import judge_id  # noqa: E402
 from arena.judging import first_looks, merge_verdicts  # noqa: E402
 from arena.estimate import packed_waves, round_jobs  # noqa: E402
 from arena.pairing import forced_same_mode, make_round, rated_pairs  # noqa: E402
-from arena.state import apply, judge_sides, new_state, rating_values, ratings, wants_another_look  # noqa: E402
-from arena.wording import looks_text, pairing_text  # noqa: E402
+from arena.state import apply, judge_sides, more_looks, new_state, rating_values, ratings  # noqa: E402
+from arena.wording import looks_short, looks_text, pairing_text  # noqa: E402
 from arena.estimate import expected_looks  # noqa: E402
 
 
@@ -151,33 +151,55 @@ def by_strength(st, job, m):
 class LooksTest(unittest.TestCase):
     m = {"id": "r1-m01", "a": "x", "b": "y", "coin": "x"}
 
-    def state(self, field, recheck=4, most=MOST_LOOKS):
+    def state(self, field, recheck=4, most=MOST_LOOKS, wave=10):
         matches = [{"id": "r1-m%02d" % k, "a": "x", "b": "y", "coin": "x"} for k in range(1, field // 2 + 1)]
-        return {"recheck": recheck, "most_looks": most and list(most), "wave": 10,
+        return {"recheck": recheck, "most_looks": list(most), "wave": wave,
                 "rounds": [{"n": 1, "matches": matches, "bye": "z" if field % 2 else None}]}
+
+    def more(self, st, looks, picks):
+        return more_looks(st, self.m, looks, merge_verdicts(looks, self.m), picks)
 
     def test_one_look_asks_again_only_when_close(self):
         st = self.state(50)
-        self.assertTrue(wants_another_look(st, self.m, verdict(self.m, 70, 67), ["x"]))
-        self.assertFalse(wants_another_look(st, self.m, verdict(self.m, 70, 60), ["x"]))
-        self.assertFalse(wants_another_look(self.state(50, recheck=None), self.m, verdict(self.m, 70, 67), ["x"]))
+        self.assertEqual(self.more(st, [verdict(self.m, 70, 67)], ["x"]), 1)
+        self.assertEqual(self.more(st, [verdict(self.m, 70, 60)], ["x"]), 0)
+        self.assertEqual(self.more(st, [verdict(self.m, 70, 60, conf="low")], ["x"]), 1)
+        self.assertEqual(self.more(self.state(50, recheck=None), [verdict(self.m, 70, 67)], ["x"]), 0)
+
+    def test_small_rounds_always_look_twice_and_the_last_two_three_times(self):
+        far = [verdict(self.m, 80, 50)]
+        self.assertEqual(self.more(self.state(10), far, ["x"]), 1)        # 5 matches: 2 x 5 <= W
+        self.assertEqual(self.more(self.state(10, wave=9), far, ["x"]), 0)
+        for field in (4, 3, 2):
+            self.assertEqual(self.more(self.state(field), far, ["x"]), 2, field)
+            self.assertEqual(self.more(self.state(field, wave=1), far, ["x"]), 2, field)
+
+    def test_an_equivalent_first_look_needs_no_other_unless_a_fatal_flag_stands(self):
+        same = dict(verdict(self.m, 70, 70), eq=True)
+        for field in (50, 10, 4, 2):
+            self.assertEqual(self.more(self.state(field), [same], ["x"]), 0, field)
+        fatal = dict(verdict(self.m, 70, 70, fb=True), eq=True)
+        self.assertEqual(self.more(self.state(50), [fatal], ["x"]), 1)
+        self.assertEqual(self.more(self.state(4), [fatal], ["x"]), 2)
+        # equivalence ends a panel's looks too: the final of --final-judges 3 with a split
+        panel = [same, verdict(self.m, 70, 72), verdict(self.m, 71, 70)]
+        self.assertEqual(self.more(self.state(2), panel, ["x", "y", "x"]), 0)
 
     def test_split_looks_get_a_third_and_no_more(self):
         st = self.state(50)
-        merged = verdict(self.m, 140, 134)
-        self.assertFalse(wants_another_look(st, self.m, merged, ["x", "x"]))
-        self.assertTrue(wants_another_look(st, self.m, merged, ["x", "y"]))
-        self.assertFalse(wants_another_look(st, self.m, merged, ["x", "y", "y"]))
+        looks = [verdict(self.m, 70, 67)] * 3
+        self.assertEqual(self.more(st, looks[:2], ["x", "x"]), 0)
+        self.assertEqual(self.more(st, looks[:2], ["x", "y"]), 1)
+        self.assertEqual(self.more(st, looks, ["x", "y", "y"]), 0)
 
     def test_last_two_rounds_play_to_three_of_five(self):
+        looks = [verdict(self.m, 70, 67)] * 5
         for field in (4, 3, 2):
             st = self.state(field)
-            merged = verdict(self.m, 140, 134)
-            for picks, more in ((["x", "x"], True), (["x", "x", "x"], False), (["x", "y", "x"], True),
-                                (["x", "y", "x", "x"], False), (["x", "y", "x", "y"], True),
-                                (["x", "y", "x", "y", "y"], False)):
-                self.assertEqual(wants_another_look(st, self.m, merged, picks), more, (field, picks))
-        self.assertFalse(wants_another_look(self.state(5), self.m, verdict(self.m, 140, 134), ["x", "x"]))
+            for picks, more in ((["x", "x", "x"], 0), (["x", "y", "x"], 1), (["x", "y", "x", "x"], 0),
+                                (["x", "y", "x", "y"], 1), (["x", "y", "x", "y", "y"], 0)):
+                self.assertEqual(self.more(st, looks[:len(picks)], picks), more, (field, picks))
+        self.assertEqual(self.more(self.state(5), looks[:2], ["x", "x"]), 0)
 
     def test_fatal_stands_when_more_than_half_saw_it(self):
         looks = [verdict(self.m, 70, 60, fa=True), verdict(self.m, 70, 60, fa=True), verdict(self.m, 70, 60)]
@@ -186,20 +208,29 @@ class LooksTest(unittest.TestCase):
         self.assertEqual(sum(merge_verdicts(looks, self.m)["sc"]["x"]), 210)
 
     def test_first_looks(self):
-        self.assertEqual(first_looks(50, 100, 10), 1)
-        self.assertEqual(first_looks(3, 7, 10), 2)
-        self.assertEqual(first_looks(2, 4, 10, most=5), 3)
-        self.assertEqual(first_looks(1, 2, 10, most=5), 3)
-        self.assertEqual(first_looks(2, 4, 4, most=5), 2)  # six judges do not fit in a wave of 4
-        self.assertEqual(first_looks(1, 2, 10, final_judges=3, most=2), 3)
+        self.assertEqual(first_looks(50, 100), 1)
+        self.assertEqual(first_looks(3, 7), 1)
+        self.assertEqual(first_looks(1, 2), 1)
+        self.assertEqual(first_looks(1, 2, final_judges=3), 3)
+        self.assertEqual(first_looks(2, 4, final_judges=3), 1)
 
     def test_texts(self):
-        self.assertEqual(looks_text({"how": "judge", "n": 1}), "")
-        self.assertEqual(looks_text({"how": "judge", "n": 2, "agree": False, "votes": 1}),
-                         "2 looks, 1 of 2 for the winner, scores summed")
-        self.assertEqual(looks_text({"how": "judge", "n": 3, "agree": True, "votes": 3}), "3 looks, all agreed")
-        self.assertEqual(looks_text({"how": "judge", "n": 3, "agree": False, "votes": 2}),
-                         "3 looks, 2 of 3 for the winner, scores summed")
+        m = {"id": "r1-m01", "a": "x", "b": "y", "coin": "x"}
+        jobs = {"r1-m01-judge": {"s": "done"}, "r1-m01-judge2": {"s": "done"}, "r1-m01-judge3": {"s": "done"}}
+        # two looks with the same totals (one of them the same scorecard), one a point apart
+        summ = {"r1-m01-judge": verdict(m, 70, 70), "r1-m01-judge2": verdict(m, 71, 71),
+                "r1-m01-judge3": verdict(m, 70, 69)}
+        st = {"jobs": jobs, "summ": summ}
+        self.assertEqual(looks_text(st, m, {"how": "judge", "n": 3, "agree": True, "votes": 3, "w": "x", "l": "y"}),
+                         "3 looks: equal, equal, x by 1; scores summed")
+        self.assertEqual(looks_short(st, m, {"how": "judge", "n": 3, "w": "x", "l": "y"}), "3 looks, 1-0, 2 equal")
+        one = {"jobs": {"r1-m01-judge": {"s": "done"}}, "summ": {"r1-m01-judge": dict(verdict(m, 70, 70), eq=True)}}
+        self.assertEqual(looks_text(one, m, {"how": "judge", "n": 1, "eq": True}), "equivalent (look 1)")
+        self.assertEqual(looks_text(one, m, {"how": "judge", "n": 1}), "")
+        fatal = {"jobs": jobs, "summ": {"r1-m01-judge": verdict(m, 60, 70, fb=True), "r1-m01-judge2": verdict(m, 70, 60),
+                                        "r1-m01-judge3": verdict(m, 60, 70)}}
+        self.assertEqual(looks_text(fatal, m, {"how": "judge", "n": 3}),
+                         "3 looks: x (FATAL on y), x by 10, y by 10; scores summed")
         rnd = {"rated": [["a007", 150, 2], ["a003", 0, 0], ["a001", 61, 1]]}
         self.assertEqual(pairing_text(rnd, {"a": "a007", "b": "a001"}),
                          "paired strongest-with-weakest by average score so far: a007 1st of 3 (average 75) "
@@ -269,11 +300,11 @@ class BracketTest(unittest.TestCase):
 
 class PlanTest(unittest.TestCase):
     def test_judges_in_the_wave_plan(self):
-        jobs = round_jobs(7, 1, None, 0.0, 10, (3, 3.8))
+        jobs = round_jobs(7, 1, None, 10, (3, 3.8))
         judges = sorted(j for j in jobs if j.startswith(("j", "k")))
         self.assertEqual(judges, ["j0", "k0-2", "k0-3", "k0-4"])
         self.assertEqual(jobs["k0-4"][1], ["j0", "k0-2", "k0-3"])
-        self.assertEqual(round_jobs(7, 4, None, 0.0, 10, (1, 1.0)), round_jobs(7, 4, None, 0.0, 10))
+        self.assertEqual(round_jobs(7, 4, None, 10, (1, 1.0)), round_jobs(7, 4, None, 10))
         self.assertGreaterEqual(packed_waves(100, 10, most_looks=MOST_LOOKS)[0], packed_waves(100, 10)[0])
 
     def test_expected_looks(self):

@@ -468,7 +468,7 @@ class KillAndResume(unittest.TestCase):
         """A 100-agent run killed at hook points and at random times."""
         rng = random.Random(77)
         # timed kills change which commands run, so these hook kills vary too
-        hook, timed = hook_killer(rng, 1.0, 80, "hook-mixed"), timed_killer(rng, 1.0, 0.08)
+        hook, timed = hook_killer(rng, 1.0, 60, "hook-mixed"), timed_killer(rng, 1.0, 0.08)
 
         def either(cwd, argv):
             if rng.random() < 0.5:

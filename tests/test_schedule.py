@@ -208,7 +208,7 @@ class PlanNumbersTest(unittest.TestCase):
         """
         for n, wave in itertools.product(list(range(2, 60)) + [100, 144, 2160], (1, 3, 6, 10, 20)):
             for r, alive in enumerate(field_sizes(n)[:-1], 1):
-                jobs = round_jobs(r, alive // 2, list(range(n)) if r == 1 else None, 0.0, wave)
+                jobs = round_jobs(r, alive // 2, list(range(n)) if r == 1 else None, wave)
                 got = len(list_schedule(jobs, wave))
                 self.assertEqual(got, lower_bound(jobs, wave), "n=%d W=%d round %d" % (n, wave, r))
 

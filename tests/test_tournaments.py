@@ -169,7 +169,7 @@ class TournamentTest(unittest.TestCase):
         self.assertTrue(3 <= result["n"] <= 5, result)
         self.assertGreaterEqual(result["n"] - result["votes"], 0)
         _, out, _ = run_cli(["winner", "--run", "t"], cwd)
-        self.assertRegex(out, r"judge .*, %d looks, " % result["n"])
+        self.assertRegex(out, r"judge .*, %d looks: " % result["n"])
         self.check_finished(cwd, agent, orch, 4, False)
 
     def test_spawn_that_fails_twice_forfeits(self):

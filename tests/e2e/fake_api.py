@@ -237,8 +237,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"%x\r\n%s\r\n" % (len(payload), payload))
             self.wfile.flush()
 
+        # as the real API streams it: input and cache counts at the start, output at the end
         start_usage = {"input_tokens": usage.get("input_tokens", 1), "output_tokens": 1,
-                       "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+                       "cache_creation_input_tokens": usage.get("cache_creation_input_tokens", 0),
+                       "cache_read_input_tokens": usage.get("cache_read_input_tokens", 0)}
         ev("message_start", {"type": "message_start", "message": {
             "id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
             "stop_reason": None, "stop_sequence": None, "usage": start_usage}})

@@ -138,12 +138,6 @@ def read_text(path, exact=False):
         raise ArenaError("%s is not UTF-8 text" % path)
 
 
-# Share of matches in rounds too big to judge twice in one wave that get a second
-# judge at the default margin: 26.7% at N=100 as measured by benchmarks/judging.py with
-# the default judge model, so plan's estimate and the simulator table in benchmarks/README.md agree.
-RECHECK_SHARE = 0.267
-
-
 def plural(n, word, words=None):
     """'1 match', '2 matches': a count with its noun."""
     if n == 1:

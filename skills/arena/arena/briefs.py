@@ -156,6 +156,7 @@ def write_brief(ctx, job, attempt):
     values = {"job": job, "task": fenced(st, ctx.task), "fence": st["fence"], "output": rel(outs[0]),
               "receipt": "done " + job, "max_attacks": str(MAX_ATTACKS), "reproducers": ""}
     values.update(workspace_values(ctx, job))
+    values["check"] = fill(load_template("part-check"), values).rstrip("\n")
     if kind in ("spawn", "atk", "def"):
         values["card"] = card_text(st, who, ctx.cards)
     if kind == "atk":
@@ -191,8 +192,9 @@ def write_brief(ctx, job, attempt):
                     make_room(run, dst)
                     blind_copy(ctx, src, dst, agents, labels, empty)
                     inputs.append("  - %s: %s" % (what, rel(dst)))
-            values["reproducers"] = reproducer_section(ctx, job, m, sides, names, agents, labels, values)
+            values["reproducers"], reproduced = reproducer_section(ctx, job, m, sides, names, agents, labels, values)
         else:
+            reproduced = None
             for side, label in zip(sides, names):
                 src = st["sol"][st["champion"]] if side == "winner" else "baseline.md"
                 dst = judge_copy(job, label, "solution")
@@ -201,7 +203,8 @@ def write_brief(ctx, job, attempt):
                 inputs.append("- %s: %s" % (label, rel(dst)))
         values.update({"label_a": names[0], "label_b": names[1], "inputs": "\n".join(inputs),
                        "rubric": "\n".join("- %s (%d): %s" % r for r in ctx.rubric),
-                       "criteria": ", ".join(c for c, _, _ in ctx.rubric)})
+                       "criteria": ", ".join(c for c, _, _ in ctx.rubric),
+                       "example": verdict_example(job, names, ctx.rubric, kind == "judge", reproduced)})
     template = load_template({"atk": "attack", "def": "defend"}.get(kind, kind))
     make_room(run, os.path.join("b", job + ".md"))
     atomic_write(run.path("b", job + ".md"), fill(template, values), durable=False)
@@ -211,7 +214,7 @@ def reproducer_section(ctx, job, m, sides, names, agents, labels, values):
     """Copy the match's reproducers into the judge's work folder, blinded; the brief's section on them."""
     run, st = ctx.run, ctx.st
     if not st.get("run_code"):
-        return ""
+        return "", None
     # copies for an earlier try stay: that try's judge may still be running them
     work = work_folder(job)
     lines, example = [], {}
@@ -230,9 +233,28 @@ def reproducer_section(ctx, job, m, sides, names, agents, labels, values):
             attacks = run.path(judge_copy(job, label, "attacks"))
             atomic_write(attacks, point_reproducers(read_text(attacks), copies), durable=False)
     if not lines:
-        return ""
-    return fill(load_template("part-reproducers"), dict(values, reproducers="\n".join(lines),
-                                                         example=json.dumps(example, sort_keys=True)))
+        return "", None
+    text = fill(load_template("part-reproducers"), dict(values, reproducers="\n".join(lines),
+                                                         reproduced_example=json.dumps(example, sort_keys=True)))
+    return text, example
+
+
+def verdict_example(job, names, rubric, judge, reproduced=None):
+    """The example verdict a judging brief shows: its own job, labels and rubric criteria, and
+    `reproduced` exactly when the brief asks for it, so a judge copying its shape gets it right."""
+    better, worse = names
+    v = {"job": job,
+         "scores": {better: {c: int(round(top * 0.8)) for c, top, _ in rubric},
+                    worse: {c: int(round(top * 0.6)) for c, top, _ in rubric}},
+         "fatal": {better: False, worse: False}}
+    if judge:
+        v["equivalent"] = False
+    v["confidence"] = "high"
+    if reproduced:
+        v["reproduced"] = reproduced
+    v["reason"] = ("%s meets every requirement; %s misses one the task states (it ignores the second input)."
+                   % (better, worse))
+    return json.dumps(v)
 
 
 def engine_command():

@@ -20,11 +20,12 @@ import time
 from .base import (ArenaError, DEFAULT_AGENTS, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_LANE_WAIT, DEFAULT_RECHECK,
                    DEFAULT_WAVE, MAX_WAVE, MODELS, MOST_LOOKS, QUICK_AGENTS, plural, read_text, rng_for)
 from .cards import card_count as cards_allow, card_names, card_sizes, load_cards, load_rubric
-from .jobs import DONE, ISSUED, OPEN, READY, STUCK, count_in, defence_id, attack_id, job_kind, parse_job, round_of
+from .jobs import (DONE, ISSUED, OPEN, READY, STUCK, attack_id, count_in, defence_id, job_kind, outputs_of, parse_job,
+                   round_of)
 from .state import alive_agents, deps_done, find_match, matches_decided, new_state, opponent, path_of
 from .storage import Run, atomic_write, find_run
-from .context import open_run
-from .outputs import attacks_on
+from .context import Context, open_run
+from .outputs import attacks_on, check_output
 from .briefs import last_judged_copy, load_template, write_brief, write_conductor_brief, write_lane_brief
 from .schedule import planned_waves
 from .wording import (baseline_verdict, code_line, fixes_text, looks_text, pairing_text, points, progress_line,
@@ -68,7 +69,8 @@ def check_numbers(n, wave, cards=None):
 
 
 BRIEF_TEMPLATES = ("spawn", "attack", "defend", "judge", "final", "conductor", "lane", "part-workspace",
-                   "part-run-code-on", "part-run-code-off", "part-evidence-on", "part-evidence-off")
+                   "part-run-code-on", "part-run-code-off", "part-evidence-on", "part-evidence-off", "part-check",
+                   "part-reproducers")
 
 
 def cmd_init(args):
@@ -448,6 +450,27 @@ def cmd_exec(args):
         print("[exit status %d after %.1f s]" % (status, seconds))
 
 
+def cmd_check(args):
+    """Check one handed-out job's output files as collect will, changing nothing."""
+    run = find_run(args.run)
+    ctx = Context(run, run.peek())
+    info = ctx.st["jobs"].get(args.job)
+    if info is None:
+        raise ArenaError("run %s has no job %r; use the job id your brief names" % (ctx.st["run"], args.job[:40]))
+    if info["s"] != ISSUED:
+        raise ArenaError("job %s is not handed out now (it is %s); nothing to check" % (args.job, info["s"]))
+    verdict, detail = check_output(ctx, args.job)
+    if verdict == "done":
+        print("ok")
+        return
+    if verdict is None:
+        print("not written yet: %s" % " ".join(run.path(p) for p in outputs_of(args.job)))
+    else:
+        print("refused: %s" % detail[:400])
+    print("fix that and run this check again; the engine reads the file(s) exactly this way")
+    return 1
+
+
 def print_tree_changes(run):
     changes, note = tree_changes(run)
     if changes is None:
@@ -506,8 +529,8 @@ def print_winner(ctx):
             looks = res.get("n", 1)
             line += " %s-%s (margin %s)" % (points(res["tot"][champ], looks), points(res["tot"][opp], looks),
                                              points(res["tot"][champ] - res["tot"][opp], looks))
-        if looks_text(res):
-            line += ", " + looks_text(res)
+        if looks_text(st, m, res):
+            line += ", " + looks_text(st, m, res)
         if res.get("rule") == "fatal":
             line += ", opponent had a verified FATAL flaw"
         print(line)
@@ -679,6 +702,9 @@ def build_parser():
     command("winner", cmd_winner, "the survivor, its card, path, the attacks it survived, the baseline check", "run")
     command("report", cmd_report, "write report.html: the bracket, scores, attacks and the winner's path", "run")
     command("repair", cmd_repair, "rebuild state.json from journal.jsonl", "run")
+    c = command("check", cmd_check, "check a handed-out job's output files exactly as collect will; prints ok "
+                "or what is wrong, changes nothing (for the job's own sub-agent)", "run")
+    c.add_argument("--job", required=True, help="the job whose output to check")
     c = command("exec", cmd_exec, "run a Python script from a job's work folder, for its agent (runs "
                 "started with --run-code only)", "run")
     c.add_argument("--job", required=True, help="the job whose work folder holds the script")
@@ -692,7 +718,7 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
-        args.fn(args)
+        code = args.fn(args)  # a command may return an exit code of its own (check: 1 for a refused file)
     except ArenaError as e:
         sys.stderr.write("bracket.py: %s\n" % e)
         return 2
@@ -711,4 +737,4 @@ def main(argv=None):
         sys.stderr.write("bracket.py: internal error (%s: %s); the state was not changed by the failed step; "
                          "set ARENA_DEBUG=1 to see where\n" % (type(e).__name__, str(e)[:200]))
         return 1
-    return 0
+    return code or 0

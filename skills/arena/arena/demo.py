@@ -35,6 +35,9 @@ FATAL_LINE = statistics.NormalDist().inv_cdf(0.2)
 JUDGE_NOISE, FIRST_BONUS = 4.2, 2.0
 MISS_FATAL, FALSE_FATAL = 0.2, 0.02
 LOW_CONFIDENCE = 2.0
+# a judge finds two solutions equivalent when their real quality is this close and neither
+# still has a FATAL flaw (a real judge would see the same behaviour on its own tests)
+EQUAL_POINTS = 0.5
 FIX_GAIN = {"FATAL": 3.0, "MAJOR": 1.5, "MINOR": 0.5}
 SEVERITY = ("FATAL", "MAJOR", "MINOR")
 
@@ -193,7 +196,7 @@ def verdict(seed, job, brief, project):
     inputs = section(brief, "Inputs")
     rubric = [(name, int(top)) for name, top in re.findall(r"^- (\S+) \((\d+)\): ", section(brief, "Rubric"), re.M)]
     labels = re.findall(r"^- ([A-Za-z]+)(?::|$)", inputs, re.M)
-    scores, fatal, totals = {}, {}, {}
+    scores, fatal, totals, truth = {}, {}, {}, []
     for pos, label in enumerate(labels):
         path = re.search(r"^- %s(?::| *\n  - revised solution:) (\S+)$" % label, inputs, re.M).group(1)
         text = read(project, path)
@@ -207,6 +210,7 @@ def verdict(seed, job, brief, project):
             points = 0.0 if text.startswith("(nothing was received") else CENTRE - SPREAD * 0.5
         seen = points + JUDGE_NOISE * normal(rng) + (FIRST_BONUS if pos == 0 else 0.0)
         has_fatal = any(kind == "FATAL" for _, kind, _ in flaws)
+        truth.append((read_solution(text)[0], has_fatal))
         u = rng.random()
         fatal[label] = (u >= MISS_FATAL) if has_fatal else (u < FALSE_FATAL)
         totals[label] = seen
@@ -214,8 +218,15 @@ def verdict(seed, job, brief, project):
     sums = [sum(scores[x].values()) * 100.0 / max(1, sum(t for _, t in rubric)) for x in labels]
     low = len(labels) == 2 and abs(sums[0] - sums[1]) < LOW_CONFIDENCE
     best = max(labels, key=lambda x: sum(scores[x].values())) if labels else ""
-    return {"job": job, "scores": scores, "fatal": fatal, "confidence": "low" if low else "high",
-            "reason": "%s holds up better on the rubric as read." % best}
+    v = {"job": job, "scores": scores, "fatal": fatal, "confidence": "low" if low else "high",
+         "reason": "%s holds up better on the rubric as read." % best}
+    if "revised solution" in inputs:  # a match's judge (the baseline check has no such case)
+        same = len(truth) == 2 and None not in (truth[0][0], truth[1][0]) and \
+            abs(truth[0][0] - truth[1][0]) < EQUAL_POINTS and not truth[0][1] and not truth[1][1]
+        v["equivalent"] = same
+        if same:
+            v["reason"] = "The two behave the same on every case the task names."
+    return v
 
 
 def scorecard(seen, rubric, rng):

@@ -12,7 +12,7 @@ import os
 
 from .base import DEFAULT_WAVE, JUDGES_PER_MATCH, MOST_LOOKS, plural
 from .jobs import agent_of, job_key, job_kind, match_of, outputs_of, revision_file
-from .judging import first_looks, most_looks_in, round_kind
+from .judging import first_looks, looks_after_first, most_looks_in, round_kind
 
 
 def field_sizes(n):
@@ -63,30 +63,25 @@ def list_schedule(jobs, wave):
 
 
 def round_judges(matches, field, wave, most_looks):
-    """(judges side by side, judge calls to expect) per match of one round under looks to
-    a majority (most_looks: the engine's MOST_LOOKS pair)."""
-    first = first_looks(matches, field, wave, most=most_looks_in(field, most_looks))
-    return first, max(float(first), JUDGES_PER_MATCH[round_kind(matches, field, wave)])
+    """(first looks, judge calls to expect, looks added at once after the first) per match
+    of one round (most_looks: the run's pair, see judging.most_looks_in)."""
+    kind = round_kind(matches, field, wave)
+    first = first_looks(matches, field)
+    together = looks_after_first(kind, True, most_looks_in(field, most_looks))
+    return first, max(float(first), JUDGES_PER_MATCH[kind]), together
 
 
-def round_jobs(rnd, matches, spawn_order=None, looks=0.0, wave=DEFAULT_WAVE, judges=None):
+def round_jobs(rnd, matches, spawn_order=None, wave=DEFAULT_WAVE, judges=None):
     """The job graph of one round in the scheduler's terms (for `plan` and tests).
 
-    looks: the share of matches that get a second look after their first
-    judge; a round whose judges fit in half a wave gets both looks side by side.
-    judges, instead (looks to a majority): (judges side by side, judge calls to
-    expect) per match; the calls beyond the first judges are spread over the
-    matches, each after the one before it.
+    Every match: two attacks, two defences, one judge. judges, when given: (first looks,
+    judge calls to expect per match[, looks added at once after the first]); the calls
+    beyond the first looks are spread over the matches (chained_judges).
     """
-    if judges is not None:
-        return chained_judges(round_jobs(rnd, matches, spawn_order, 0.0, wave), rnd, matches, judges)
     jobs = {}
     if spawn_order is not None:
         for pos, a in enumerate(spawn_order):
             jobs["s%d" % a] = (job_key("spawn" if pos < 2 * matches else "bye", 0, pos, 0), [])
-    side_by_side = looks > 0 and 2 * matches <= wave
-    later = int(round(looks * matches)) if looks and not side_by_side else 0
-    rechecked = {int(k * matches / later) for k in range(later)} if later else set()
     for k in range(matches):
         a, b = 2 * k, 2 * k + 1
         first = spawn_order is not None
@@ -95,16 +90,14 @@ def round_jobs(rnd, matches, spawn_order=None, looks=0.0, wave=DEFAULT_WAVE, jud
         jobs["d%d" % a] = (job_key("def", rnd, k, 0), ["a%d" % a, "a%d" % b])
         jobs["d%d" % b] = (job_key("def", rnd, k, 1), ["a%d" % a, "a%d" % b])
         jobs["j%d" % k] = (job_key("judge", rnd, k, 1), ["d%d" % a, "d%d" % b])
-        if side_by_side:
-            jobs["k%d" % k] = (job_key("judge", rnd, k, 2), ["d%d" % a, "d%d" % b])
-        elif k in rechecked:
-            jobs["k%d" % k] = (job_key("judge", rnd, k, 2), ["j%d" % k])
-    return jobs
+    return chained_judges(jobs, rnd, matches, judges) if judges else jobs
 
 
 def chained_judges(jobs, rnd, matches, judges):
-    """A one-judge round graph with each match's judges made (first side by side, then a chain)."""
-    first, mean = judges
+    """A one-judge round graph with each match's later looks added: the first looks side by
+    side, then the looks added at once after them side by side, then one after another."""
+    first, mean = judges[:2]
+    together = max(1, judges[2]) if len(judges) > 2 else 1
     extra = int(round((mean - first) * matches))
     depth = [0] * matches
     for i in range(extra):  # spread evenly: every match gets a later look before any gets two
@@ -114,9 +107,12 @@ def chained_judges(jobs, rnd, matches, judges):
         for look in range(2, first + 1):
             jobs["k%d-%d" % (k, look)] = (job_key("judge", rnd, k, look), ["d%d" % a, "d%d" % b])
         before = ["j%d" % k] + ["k%d-%d" % (k, look) for look in range(2, first + 1)]
-        for look in range(first + 1, first + 1 + depth[k]):
-            jobs["k%d-%d" % (k, look)] = (job_key("judge", rnd, k, look), before)
-            before = ["k%d-%d" % (k, look)]
+        look, left = first + 1, depth[k]
+        while left:
+            level = ["k%d-%d" % (k, x) for x in range(look, look + min(left, together))]
+            for job in level:
+                jobs[job] = (job_key("judge", rnd, k, int(job.split("-")[1])), before)
+            look, left, before, together = look + len(level), left - len(level), level, 1
     return jobs
 
 
@@ -151,20 +147,19 @@ def round_bound(jobs, wave):
     return best
 
 
-def packed_waves(n, wave, baseline=False, looks=0.0, most_looks=None):
+def packed_waves(n, wave, baseline=False, most_looks=None):
     """(waves with packing, lower bound) for n agents, W at a time.
 
     Rounds stay barriers: pairing a round needs all its winners. Within a
     round the bound is max(ceil(calls / W), length of the dependency chain).
-    most_looks: plan the judges of looks to a majority instead of a share of
-    second looks.
+    most_looks: plan the later looks too (looks to a majority); without it, one judge a match.
     """
     total = bound = 0
     sizes = field_sizes(n)
     for r, alive in enumerate(sizes[:-1], 1):
         m = alive // 2
         judges = round_judges(m, alive, wave, most_looks) if most_looks else None
-        jobs = round_jobs(r, m, list(range(n)) if r == 1 else None, looks, wave, judges)
+        jobs = round_jobs(r, m, list(range(n)) if r == 1 else None, wave, judges)
         total += len(list_schedule(jobs, wave))
         bound += round_bound(jobs, wave)
     if n == 1:
@@ -182,8 +177,8 @@ ASSUMED = {"solution": 1500, "attack": 600, "defence": 500, "verdict": 250}
 
 # a brief's own text without the task, by job kind (means of real briefs; a test keeps
 # them within 10%), and what --run-code adds to it
-BRIEF_TOKENS = {"spawn": 820, "atk": 1010, "def": 1300, "judge": 1330, "final": 1100}
-RUN_CODE_TOKENS = {"spawn": 60, "atk": 250, "def": 60, "judge": 60, "final": 60}
+BRIEF_TOKENS = {"spawn": 900, "atk": 1170, "def": 1380, "judge": 1640, "final": 1210}
+RUN_CODE_TOKENS = {"spawn": 60, "atk": 250, "def": 60, "judge": 200, "final": 60}
 
 
 CLIENT_TOKENS = 12000     # Claude Code's system prompt and tool definitions, per sub-agent
@@ -263,8 +258,9 @@ def plan_table(n, wave, baseline=False, recheck=True):
     if recheck and n > 1:
         extra = expected_looks(n, wave)
         waves2, _ = packed_waves(n, wave, baseline, most_looks=MOST_LOOKS)
-        out.append("more looks (a second at close matches and in rounds small enough to judge twice in one wave, "
-                   "a third when two split, three of five in the last two rounds):")
+        out.append("more looks (none after a first look that finds the two equivalent; otherwise a second at close "
+                   "matches and in rounds small enough to judge twice in one wave, a third when two split, three of "
+                   "five in the last two rounds):")
         out.append("  about %s, %d calls in all (x%.2f), about %d packed waves"
                    % (plural(extra, "more judge call"), calls + extra, (calls + extra) / float(calls), waves2))
     return "\n".join(out)

@@ -72,20 +72,33 @@ def round_kind(matches, field, wave):
     return "small" if 2 * matches <= wave else "big"
 
 
-def first_looks(matches, field, wave, final_judges=1, most=2):
-    """Judges each match of a round starts with, second looks on (off: 1, or the final's panel).
+def first_looks(matches, field, final_judges=1):
+    """Judges each match of a round starts with: one, or the final's panel (--final-judges 3).
 
-    When a round's judges leave half a wave empty anyway, both looks run side by
-    side: a second opinion for no extra wave, where it matters most. A round whose
-    matches take at least three looks (to a majority of five) starts them together
-    when they fit in a wave.
+    Every further look waits for the first, since a first look that finds the two
+    equivalent needs no other.
     """
-    judges = final_judges if matches == 1 and field == 2 else 1
-    if judges > 1:
-        return judges
-    if most >= 5 and 3 * matches <= wave:
-        return 3
-    return 2 if 2 * matches <= wave else 1
+    return final_judges if matches == 1 and field == 2 else 1
+
+
+def is_equivalent(v, m):
+    """A look that found the two solutions equivalent for the task; a FATAL flag on either
+    side overrides it (one of them fails the task, so they are not interchangeable)."""
+    return bool(v.get("eq")) and not v["fat"][m["a"]] and not v["fat"][m["b"]]
+
+
+def looks_after_first(kind, close, most):
+    """Looks to add after a first look that did not find the two equivalent.
+
+    Rounds small enough to judge twice in half a wave always take a second look; the last
+    two rounds take two more at once, towards three of five; other rounds a second look
+    only when the first was close.
+    """
+    if kind == "late" and most >= 3:
+        return 2
+    if kind in ("late", "small"):
+        return 1
+    return 1 if close else 0
 
 
 def wants_more(picks, sides, most):

@@ -157,9 +157,14 @@ def parse_verdict(text, job, labels, rubric, path, earlier=()):
     conf = v.get("confidence", "high")
     if conf not in ("high", "low"):
         raise BadOutput("%s: confidence must be \"high\" or \"low\"" % path)
+    equivalent = v.get("equivalent", False)
+    if not isinstance(equivalent, bool):
+        raise BadOutput("%s: equivalent must be true or false" % path)
     reason = v.get("reason", "")
     found = {"sc": out, "fat": {k: fatal[k] for k in labels}, "conf": conf,
              "why": (reason if isinstance(reason, str) else "")[:300], "labels": list(labels)}
+    if equivalent:
+        found["eq"] = True
     if "reproduced" in v:
         # checked by the caller, once it knows which try's labels the verdict used
         found["reproduced"] = v["reproduced"]
@@ -233,6 +238,8 @@ def check_output(ctx, job):
         by_side = {"sc": {s: v["sc"][n] for s, n in zip(sides, names)},
                    "fat": {s: v["fat"][n] for s, n in zip(sides, names)},
                    "conf": v["conf"], "names": {n: s for s, n in zip(sides, names)}}
+        if v.get("eq") and kind == "judge":
+            by_side["eq"] = True
         if reproduced:
             by_side["rep"] = {s: reproduced[n] for s, n in zip(sides, names) if reproduced.get(n)}
         if kind == "final":  # judges' reasons stay in their files; the one final reason is shown by winner

@@ -23,7 +23,7 @@ from .jobs import DONE, attack_id, defence_id, job_kind, judge_id, revision_file
 from .state import alive_agents, looks_of, opponent, path_of
 from .storage import atomic_write
 from .outputs import HEADER, attacks_on
-from .wording import (baseline_verdict, fixes_text, looks_text, pairing_text, points, progress_line,
+from .wording import (baseline_verdict, fixes_text, looks_short, looks_text, pairing_text, points, progress_line,
                       reproducer_note)
 
 # Rounds with more matches than this start collapsed, so 2,160 agents stay usable.
@@ -242,7 +242,7 @@ class Report:
         head = ('<div class="step-head"><span class="rnd">Round %d</span> <a class="mid" href="#%s">%s</a> '
                 'vs <b class="agent">%s</b> <span class="muted">%s</span>%s</div>'
                 % (rnd, esc(mid), esc(mid), esc(opp), esc(" / ".join(self.card(opp))),
-                   '<span class="how">%s</span>' % esc(self.decided_text(res)) if res else ""))
+                   '<span class="how">%s</span>' % esc(self.decided_text(m, res)) if res else ""))
         looks = self.looks(mid)
         table = self.score_table(looks, [champ, opp], [champ, opp], res) if looks else ""
         reasons = [self.reason(judge_id(mid, k + 1)) for k in range(len(looks))]
@@ -270,12 +270,10 @@ class Report:
         return '<li class="step">%s<div class="step-body"><div>%s%s</div>%s</div><div class="files">%s</div></li>' % (
             head, table, why, attacks, self.match_files(m))
 
-    def decided_text(self, res):
+    def decided_text(self, m, res):
         how = res["how"]
         if how == "judge":
-            text = "judge"
-            if looks_text(res):
-                text = looks_text(res)
+            text = looks_text(self.st, m, res) or "judge"
             if res.get("rule") == "fatal":
                 text += "; the loser had a verified FATAL flaw"
             elif res.get("rule", "total") != "total":
@@ -473,7 +471,7 @@ class Report:
         else:
             score = '<span class="muted">vs</span>'
         if res:
-            how = esc(self.short_how(res))
+            how = esc(self.short_how(m, res))
             if res["how"] in ("forfeit", "record") and res.get("why"):
                 how = '<span title="%s">%s</span>' % (esc(res["why"]), how)
         else:
@@ -487,13 +485,9 @@ class Report:
                     res["how"] if res else "pending", ' data-path="1"' if mid in self.path_ids else "",
                     esc(mid), sides[0], score, sides[1], how, " ".join(v for v in verdicts if v)))
 
-    def short_how(self, res):
+    def short_how(self, m, res):
         if res["how"] == "judge":
-            text = "judge"
-            if res.get("n", 1) >= 2:
-                text = "%d looks, " % res["n"] + ("agreed" if res.get("agree") else
-                                                   "%d-%d" % (res["votes"], res["n"] - res["votes"]) if "votes" in res
-                                                   else "split")
+            text = looks_short(self.st, m, res) or "judge"
             rule = res.get("rule", "total")
             if rule == "fatal":
                 text += ", FATAL rule"

@@ -8,7 +8,6 @@ Reads the state, never changes it.
 import heapq
 import time
 
-from .base import RECHECK_SHARE
 from .estimate import field_sizes, packed_waves, plan_rows
 from .jobs import CANCELLED, DONE, ISSUED, OPEN, READY, count_in, job_key, match_of, parse_job, phase_of
 from .state import deps_done, find_match
@@ -72,10 +71,9 @@ def planned_waves(st):
     """Waves the run should take; init computes it once into the init event (older runs: here)."""
     if st.get("plan_waves"):
         return st["plan_waves"]
-    looks = RECHECK_SHARE if st["recheck"] is not None else 0.0
     most = st.get("most_looks") if st["recheck"] is not None else None
     if st["pack"]:
-        return packed_waves(st["agents"], st["wave"], st["baseline"], looks, most)[0]
+        return packed_waves(st["agents"], st["wave"], st["baseline"], most)[0]
     return sum(r[5] for r in plan_rows(st["agents"], st["wave"], st["baseline"]))
 
 

@@ -15,7 +15,8 @@ from .cards import deal_cards
 from .jobs import (CANCELLED, DONE, FINAL, ISSUED, OPEN, READY, STUCK, agent_ids, agent_of, attack_id,
                    competitor_jobs, defence_id, is_done, job_kind, judge_id, look_of, match_of, new_record,
                    round_of, spawn_id)
-from .judging import decide, first_looks as round_first_looks, is_close, merge_verdicts, most_looks_in, wants_more
+from .judging import (decide, first_looks as round_first_looks, is_close, is_equivalent, looks_after_first,
+                      merge_verdicts, most_looks_in, round_kind, wants_more)
 from .pairing import make_round
 from .workspace import PHASE_MINUTES
 
@@ -90,10 +91,7 @@ def start_round(st, alive):
 
 def first_looks(st, rnd):
     """Judges a match of this round starts with (judging.first_looks)."""
-    matches = len(rnd["matches"])
-    if st["recheck"] is None:
-        return st["final_judges"] if matches == 1 and not rnd["bye"] else 1
-    return round_first_looks(matches, field_of(rnd), st["wave"], st["final_judges"], most_looks(st, rnd))
+    return round_first_looks(len(rnd["matches"]), field_of(rnd), st["final_judges"])
 
 
 def field_of(rnd):
@@ -391,29 +389,37 @@ def judge_arrived(st, mid):
     merged = merge_verdicts(verdicts, m)
     winner, rule = decide(merged, m, crit)
     tot = {a: sum(merged["sc"][a]) for a in (m["a"], m["b"])}
-    if wants_another_look(st, m, merged, picks):
-        add_job(st, judge_id(mid, len(verdicts) + 1))
+    more = more_looks(st, m, verdicts, merged, picks)
+    if more:
+        for k in range(1, more + 1):
+            add_job(st, judge_id(mid, len(verdicts) + k))
         return
     info = {"how": "judge", "n": len(verdicts), "tot": tot, "fatal": merged["fat"], "rule": rule}
+    if is_equivalent(verdicts[0], m):
+        info["eq"] = True
     if len(verdicts) >= 2:
         info["agree"] = len(set(picks)) == 1
         info["votes"] = picks.count(winner)
     settle(st, m, winner, info)
 
 
-def wants_another_look(st, m, merged, picks):
-    """One more judge for this match?
+def more_looks(st, m, verdicts, merged, picks):
+    """How many more judges this match gets now (0: it is decided).
 
-    After one look: when it was close (near totals, low confidence, a FATAL that
-    overturned the totals). After two or more: while no side has won a majority of
-    the most looks the match may take, so split looks get a tie-breaker and the last
-    two rounds, where a wrong call costs the most, play to three of five.
+    None after a first look that found the two equivalent (a FATAL flag on either side
+    overrides that). Otherwise, after one look, as judging.looks_after_first says for the
+    round; after two or more, one at a time while no side has won a majority of the most
+    looks the match may take, so split looks get a tie-breaker and the last two rounds,
+    where a wrong call costs the most, play to three of five.
     """
-    if st["recheck"] is None:
-        return False
+    if st["recheck"] is None or is_equivalent(verdicts[0], m):
+        return 0
+    rnd = round_of_match(st, m)
+    most = most_looks(st, rnd)
     if len(picks) == 1:
-        return is_close(merged, m, st["recheck"])
-    return wants_more(picks, (m["a"], m["b"]), most_looks(st, round_of_match(st, m)))
+        kind = round_kind(len(rnd["matches"]), field_of(rnd), st["wave"])
+        return looks_after_first(kind, is_close(merged, m, st["recheck"]), most)
+    return 1 if wants_more(picks, (m["a"], m["b"]), most) else 0
 
 
 def opponent(m, agent):

@@ -189,6 +189,26 @@ class Run:
                              % (st["seq"], last, self.name))
         return st
 
+    def peek(self):
+        """The state as state.json and the journal have it, for a reader that must change
+        nothing: no lock, no save, and a torn last journal line is left where it is."""
+        self.check_folder()
+        if not os.path.exists(self.state_path):
+            return self.rebuild()
+        with open(self.state_path, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+        head = STATE_HEAD.match(text)
+        body = text[head.end():].rstrip()[:-1] if head else ""
+        if not head or int(head.group(1)) != FORMAT or \
+                hashlib.sha256(body.encode("utf-8")).hexdigest() != head.group(2):
+            raise ArenaError("state.json of run %s cannot be read as it is; run 'bracket.py next --run %s' (or repair)"
+                             % (self.name, self.name))
+        st = json.loads(body)
+        for ev in self.events():
+            if ev["seq"] > st["seq"]:
+                apply(st, ev)
+        return st
+
     def save(self, st):
         body = json.dumps(st, separators=(",", ":"), sort_keys=True)
         head = '{"format": %d, "sum": "%s", "state": ' % (FORMAT, hashlib.sha256(body.encode("utf-8")).hexdigest())

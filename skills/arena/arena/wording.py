@@ -10,7 +10,8 @@ It reads the state and never changes it.
 
 from .jobs import FINAL, READY, agent_of, job_kind, status
 from .schedule import progress
-from .state import carried_reproducers, fixes_of, opponent, reproductions
+from .judging import decide
+from .state import carried_reproducers, fixes_of, looks_of, opponent, reproductions
 
 
 def points(total, looks):
@@ -24,15 +25,51 @@ def ordinal(k):
     return "%d%s" % (k, tail)
 
 
-def looks_text(res):
-    """How a judged match's looks voted, in words ('' for a single look)."""
+def look_findings(st, m):
+    """What each look at a match found, in order: (side it favoured or None, margin, rule)."""
+    out = []
+    for v in looks_of(st, m["id"]):
+        pick, rule = decide(v, m, len(v["sc"][m["a"]]))
+        other = opponent(m, pick)
+        margin = sum(v["sc"][pick]) - sum(v["sc"][other])
+        out.append((pick if rule in ("total", "fatal") else None, margin, rule))
+    return out
+
+
+def finding_text(m, finding):
+    pick, margin, rule = finding
+    if pick is None:
+        return "equal"
+    if rule == "fatal":
+        return "%s (FATAL on %s)" % (pick, opponent(m, pick))
+    return "%s by %d" % (pick, margin)
+
+
+def looks_text(st, m, res):
+    """How a judged match's looks went, in words: what each look found, or that the first found
+    the two equivalent ('' for a single look with a difference; its margin says it)."""
     n = res.get("n", 1)
-    if res.get("how") != "judge" or n < 2:
+    if res.get("how") != "judge":
         return ""
-    votes = res.get("votes", n if res.get("agree") else 0)
-    if res.get("agree"):
-        return "%d looks, all agreed" % n
-    return "%d looks, %d of %d for the winner, scores summed" % (n, votes, n)
+    text = "equivalent (look 1)" if res.get("eq") else ""
+    if n >= 2:
+        found = ", ".join(finding_text(m, f) for f in look_findings(st, m))
+        text += ("; " if text else "") + "%d looks: %s; scores summed" % (n, found)
+    return text
+
+
+def looks_short(st, m, res):
+    """The same in a few characters, for the report's bracket table: '3 looks, 2-1', '2 looks, 1-0, 1 equal'."""
+    n = res.get("n", 1)
+    if res.get("eq") and n == 1:
+        return "equivalent"
+    if n < 2:
+        return ""
+    found = look_findings(st, m)
+    won = sum(1 for pick, _, _ in found if pick == res["w"])
+    lost = sum(1 for pick, _, _ in found if pick == res["l"])
+    equal = n - won - lost
+    return "%d looks, %d-%d%s" % (n, won, lost, ", %d equal" % equal if equal else "")
 
 
 def fixes_text(st, m, agent):

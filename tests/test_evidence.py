@@ -1,0 +1,167 @@
+"""Spending that follows the evidence: equivalent verdicts, and sub-agents checking their own output.
+
+A field every agent solved (stand-ins of equal quality) is judged equivalent match by match and
+takes no second looks; the independent checker recomputes it from the files. `check` reads a
+job's files exactly as collect does and changes nothing. Briefs show the real rubric in their
+example verdict and start attacks from the difference.
+"""
+
+import json
+import os
+import re
+import subprocess
+import unittest
+
+import checker
+import standin
+from standin import ENGINE, Orchestrator, StandIn, init_run, run_cli, run_here, state_bytes, state_of
+
+
+def journal_bytes(cwd, run):
+    with open(os.path.join(cwd, ".arena", run, "journal.jsonl"), "rb") as f:
+        return f.read()
+
+
+class EqualField(unittest.TestCase):
+    def test_every_match_of_an_equal_field_is_equivalent_at_its_first_look(self):
+        cwd = init_run(self, 8, 3, "--direct", run="t")
+        agent = StandIn(cwd, seed=3, equal=True)
+        Orchestrator(cwd, agent, "t", runner=run_here).play()
+        st = state_of(cwd, "t")
+        judged = [r for r in st["results"].values() if r["how"] == "judge"]
+        self.assertEqual(len(judged), 7)
+        self.assertTrue(all(r.get("eq") and r["n"] == 1 for r in judged), judged)
+        self.assertEqual(sum(1 for j in agent.calls if "-judge" in j), 7, "no judge after an equivalent first look")
+        _, out, _ = run_cli(["winner", "--run", "t"], cwd)
+        self.assertIn("equivalent (look 1)", out)
+        checker.check_run(self, cwd, "t", st, out)
+
+    def test_a_fatal_flag_overrides_equivalence(self):
+        cwd = init_run(self, 2, 3, "--direct", run="t")
+        play_until(cwd, StandIn(cwd, seed=3, equal=True), "r1-m01-judge")
+        labels = state_of(cwd, "t")["jobs"]["r1-m01-judge"]["lab"][1]
+        card = {c: 10 for c, _ in checker.rubric()}
+        verdict = {"job": "r1-m01-judge", "scores": {labels[0]: card, labels[1]: card},
+                   "fatal": {labels[0]: True, labels[1]: False}, "equivalent": True, "confidence": "high",
+                   "reason": "x"}
+        with open(os.path.join(cwd, ".arena", "t", "out", "r1-m01-judge.json"), "w") as f:
+            json.dump(verdict, f)
+        run_here(["next", "--run", "t"], cwd)
+        st = state_of(cwd, "t")
+        self.assertNotIn("r1-m01", st["results"], "an equivalent look that flags a FATAL is not the last")
+        self.assertIn("r1-m01-judge2", st["jobs"])
+
+
+def play_until(cwd, agent, job, run="t"):
+    """Run next and play every job it hands out until `job` is out; leave that one unplayed."""
+    while True:
+        run_here(["next", "--run", run], cwd)
+        issued = [j for j, i in state_of(cwd, run)["jobs"].items() if i["s"] == "issued"]
+        if job in issued:
+            return
+        for j in issued:
+            agent({"prompt": "Read .arena/%s/b/%s.md and follow it." % (run, j)})
+
+
+class Check(unittest.TestCase):
+    def setUp(self):
+        self.cwd = init_run(self, 4, 2, "--direct", run="t")
+        run_here(["next", "--run", "t"], self.cwd)
+
+    def check(self, job):
+        proc = subprocess.run(ENGINE + ["check", "--run", "t", "--job", job], cwd=self.cwd, capture_output=True,
+                              text=True)
+        return proc.returncode, proc.stdout, proc.stderr
+
+    def test_check_reads_as_collect_does_and_changes_nothing(self):
+        before = (state_bytes(self.cwd, "t"), journal_bytes(self.cwd, "t"))
+        code, out, _ = self.check("spawn-a001")
+        self.assertEqual(code, 1)
+        self.assertIn("not written yet: .arena/t/out/spawn-a001.md", out)
+        path = os.path.join(self.cwd, ".arena", "t", "out", "spawn-a001.md")
+        with open(path, "w") as f:
+            f.write("my answer without the header\n")
+        code, out, _ = self.check("spawn-a001")
+        self.assertEqual(code, 1)
+        self.assertIn("refused: .arena/t/out/spawn-a001.md must start with the line '<!-- arena job: spawn-a001 -->'",
+                      out)
+        with open(path, "w") as f:
+            f.write("<!-- arena job: spawn-a001 -->\nmy answer\n")
+        self.assertEqual(self.check("spawn-a001"), (0, "ok\n", ""))
+        self.assertEqual((state_bytes(self.cwd, "t"), journal_bytes(self.cwd, "t")), before)
+        self.assertTrue(os.path.exists(path), "check moves nothing aside")
+
+    def test_check_needs_no_lock(self):
+        lock = subprocess.Popen([standin.sys.executable, "-c", "import sys, time; sys.path.insert(0, %r); "
+                                 "from arena.storage import RunLock; l = RunLock(sys.argv[1]); l.__enter__(); "
+                                 "print('held', flush=True); time.sleep(30)" % os.path.dirname(standin.BRACKET),
+                                 os.path.join(self.cwd, ".arena", "t", "lock")], stdout=subprocess.PIPE, text=True)
+        self.addCleanup(lock.stdout.close)
+        self.addCleanup(lock.wait)
+        self.addCleanup(lock.kill)
+        self.assertEqual(lock.stdout.readline().strip(), "held")
+        code, out, _ = self.check("spawn-a002")
+        self.assertEqual(code, 1)
+        self.assertIn("not written yet", out)
+
+    def test_a_job_not_out_is_a_usage_error(self):
+        code, out, err = self.check("r1-m01-judge")
+        self.assertEqual((code, out), (2, ""))
+        self.assertEqual(err.count("\n"), 1)
+        self.assertIn("is not handed out now", err)
+        code, _, err = self.check("r9-m99-judge")
+        self.assertEqual(code, 2)
+        self.assertIn("has no job", err)
+
+    def test_a_verdict_with_wrong_labels_or_keys_is_refused_with_the_reason(self):
+        play = StandIn(self.cwd, seed=2)
+        for job in [j for j, i in state_of(self.cwd, "t")["jobs"].items() if i["s"] == "issued"]:
+            play({"prompt": "Read .arena/t/b/%s.md and follow it." % job})
+        job = "r1-m01-judge"
+        play_until(self.cwd, play, job)
+        play({"prompt": "Read .arena/t/b/%s.md and follow it." % job})
+        self.assertEqual(self.check(job)[:2], (0, "ok\n"))
+        path = os.path.join(self.cwd, ".arena", "t", "out", job + ".json")
+        with open(path) as f:
+            v = json.load(f)
+        text = json.dumps(v) + ' "reproduced": {}}'
+        with open(path, "w") as f:
+            f.write(text)
+        code, out, _ = self.check(job)
+        self.assertEqual(code, 1)
+        self.assertIn("is not valid JSON", out)
+        v["equivalent"] = "yes"
+        with open(path, "w") as f:
+            json.dump(v, f)
+        self.assertIn("equivalent must be true or false", self.check(job)[1])
+
+
+class Briefs(unittest.TestCase):
+    def test_the_example_verdict_is_built_from_the_rubric_and_the_brief_ends_with_check(self):
+        f = standin.finished(4)
+        folder = os.path.join(f.cwd, ".arena", "t", "b")
+        for name in sorted(os.listdir(folder)):
+            with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                text = fh.read()
+            job = name[:-3]
+            self.assertIn('%s check --run t --job %s`' % (" ".join(['python3', '-S', '"%s"' % standin.BRACKET]), job),
+                          text)
+            if "-judge" not in job:
+                continue
+            example = json.loads(re.search(r"^```\n(\{.*\})\n```$", text, re.M).group(1))
+            self.assertEqual(example["job"], job)
+            crits = [c for c, _ in checker.rubric()]
+            for card in example["scores"].values():
+                self.assertEqual(list(card), crits)
+            self.assertIn("equivalent", example)
+            self.assertEqual("reproduced" in example, "## Reproducers" in text)
+
+    def test_an_attack_starts_from_the_difference(self):
+        with open(os.path.join(standin.ROOT, "skills", "arena", "briefs", "attack.md"), encoding="utf-8") as f:
+            text = f.read()
+        steps = text.split("## Steps")[1]
+        self.assertLess(steps.index("Compare them first"), steps.index("look for the opponent's other real flaws"))
+
+
+if __name__ == "__main__":
+    unittest.main()
