@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "skills", "arena"))
 
 import judging  # noqa: E402  (the modelled judge)
 from arena import schedule  # noqa: E402
-from arena.base import DEFAULT_RECHECK, rng_for  # noqa: E402
+from arena.base import DEFAULT_LANE_JOBS, DEFAULT_RECHECK, rng_for  # noqa: E402
 from arena.jobs import job_kind, parse_job  # noqa: E402
 from arena.state import apply, finished, new_state, round_done  # noqa: E402
 
@@ -54,7 +54,7 @@ MEASURED = {"spawn": 2.4, "atk": 1.0, "def": 0.4, "judge": 0.6, "final": 0.6}
 CVS = (0.3, 0.6, 1.0)
 AGENTS = (8, 32, 100)
 WAVE = 10
-LANE_JOBS = 30
+LANE_JOBS = DEFAULT_LANE_JOBS
 LANE_START = 0.5   # minutes between one set of lanes returning and the next one working
 
 

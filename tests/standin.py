@@ -322,8 +322,10 @@ def parse_wave(text):
 class Orchestrator:
     """Does what SKILL.md tells the main session, with stand-ins as sub-agents."""
 
-    def __init__(self, cwd, agent, run, wave=10, runner=run_cli):
+    def __init__(self, cwd, agent, run, wave=10, runner=run_cli, usage=False):
         self.cwd, self.agent, self.run, self.wave, self.runner = cwd, agent, run, wave, runner
+        # usage: pass on a usage report with every receipt, as the lanes and the conductor do
+        self.usage = usage
         self.waves, self.outputs, self.conductors = [], [], 0
         self.main_bytes = 0
         self.lane_sets, self.lane_jobs, self.max_running = 0, [], 0
@@ -366,6 +368,9 @@ class Orchestrator:
         self.waves.append([c["description"].split()[-1] for c in calls])
         for call in calls:
             self.agent(call)
+        if self.usage:
+            flags = tuple(flags) + ("--used",) + tuple("%s=%s" % (c["description"], usage_of(c["description"]))
+                                                      for c in calls)
         return self.next(*flags)
 
     def lanes(self, out):
@@ -375,10 +380,12 @@ class Orchestrator:
         self.lane_sets += 1
         lanes = re.search(r"^<n> = (.*)$", out, re.M).group(1).split()
         assert len(lanes) <= self.wave, "more lanes than W"
-        live = list(lanes)
+        live, ran = list(lanes), {}
         while live:
             for lane in list(live):
-                _, got, _ = self.runner(["lane", "--run", self.run, "--lane", lane, "--wait", "0"], self.cwd)
+                used = ["--used", usage_of(ran[lane])] if self.usage and lane in ran else []
+                _, got, _ = self.runner(["lane", "--run", self.run, "--lane", lane, "--wait", "0"] + used, self.cwd)
+                ran.pop(lane, None)
                 self.outputs.append(got)
                 if "LANE OVER" in got:
                     live.remove(lane)
@@ -393,6 +400,7 @@ class Orchestrator:
                     if m.group(1):
                         call["model"] = m.group(1)
                     self.lane_jobs.append((lane, m.group(2)))
+                    ran[lane] = m.group(2)
                     self.agent(call)
         return self.next()
 
@@ -403,6 +411,11 @@ class Orchestrator:
             if "BATCH OVER" in out or "\nFinished." in out or "needs a decision by hand" in out:
                 return self.next()
             out = self.step(out, flags=("--conductor",))
+
+
+def usage_of(job):
+    """A made-up but fixed usage report for a job: subagent_tokens, tool uses, duration_ms."""
+    return "%d,%d,%d" % (20000 + 37 * len(job), len(job) % 5, 1000 * len(job))
 
 
 def tree(top):

@@ -191,7 +191,7 @@ class NextContractTest(Workspace):
             self.assertIs(call["run_in_background"], False)
             self.assertEqual(call["model"], "sonnet")
         self.assertEqual(set(act["progress"]), {"round", "rounds", "phase", "done", "total", "wave", "waves",
-                                                "retrying", "elapsed", "eta", "running", "lanes"})
+                                                "retrying", "elapsed", "eta", "running", "lanes", "spent", "tokens"})
 
     def test_bytes_per_job_printed_by_next(self):
         self.init(100, "b", 4, "--direct")

@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import standin  # noqa: E402
-from standin import ENGINE, parse_wave  # noqa: E402
+from standin import usage_of, ENGINE, parse_wave  # noqa: E402
 from arena import storage  # noqa: E402
 from arena.base import FORMAT, TRIES  # noqa: E402
 from arena.jobs import job_kind, match_of  # noqa: E402
@@ -330,8 +330,8 @@ class Driver:
             self.outputs.append(out)
             return out
 
-    def play(self):
-        out = self.call("next")
+    def play(self, out=None):
+        out = out or self.call("next")
         while "\nFinished." not in out:
             if "Waiting for" in out:
                 self.retries += 1
@@ -346,7 +346,9 @@ class Driver:
                 assert calls, "next printed no wave and no known action:\n" + out
                 for c in calls:
                     self.agent(c)
-                out = self.call("next")
+                # what Claude Code would report for each call, passed on with the receipts
+                out = self.call("next", "--used", *["%s=%s" % (c["description"], usage_of(c["description"]))
+                                                    for c in calls])
         return out
 
 
@@ -391,9 +393,13 @@ def outcome(cwd, run="r"):
     # the final judge's reason names its labels, which are fresh on every try
     summ = {j: {k: v for k, v in s.items() if k not in ("order", "names") and (j, k) != ("final", "why")}
             for j, s in st["summ"].items()}
+    # the usage reports passed on survive every kill; calls may only grow (a wave killed after it was
+    # shown, before the orchestrator read it, is handed out again)
+    reported = {k: {x: v[x] for x in ("rep", "ctx", "tools", "ms")} for k, v in st["spend"].items()}
     return {"champion": st["champion"], "results": st["results"], "out": st["out"], "sol": st["sol"],
             "rounds": st["rounds"], "byes": st["byes"], "jobs": {j: i["s"] for j, i in st["jobs"].items()},
-            "summ": summ, "final": {k: v for k, v in (st["final"] or {}).items() if k not in ("why", "names")}}
+            "summ": summ, "final": {k: v for k, v in (st["final"] or {}).items() if k not in ("why", "names")},
+            "reported": reported}
 
 
 def play_clean(agents, seed, extra=()):
@@ -491,14 +497,18 @@ class KillAndResume(unittest.TestCase):
             agent = Agent(d, 3)
             drv = Driver(d, "r", agent)
             out = drv.call("next")
-            for c in parse_wave(out):
+            calls = parse_wave(out)
+            for c in calls:
                 agent(c)
+            # the next the driver runs after a wave, usage reports and all
+            argv = ["next", "--run", "r", "--used"] + ["%s=%s" % (c["description"], usage_of(c["description"]))
+                                                        for c in calls]
             snapshot = snapshot_dir(d)
             # how many points does this `next` pass?
             os.environ["ARENA_KILL_AT"] = "0"
             storage.KILLS[0] = 0
             try:
-                cli(d, "next", "--run", "r")
+                cli(d, *argv)
             finally:
                 del os.environ["ARENA_KILL_AT"]
             points = storage.KILLS[0]
@@ -508,11 +518,11 @@ class KillAndResume(unittest.TestCase):
                 restore_dir(snapshot, d)
                 agent = Agent(d, 3)
                 agent.ran = {"spawn": set(ran["spawn"])}
-                killed, _, _, _ = forked(d, ["next", "--run", "r"], kill_at=n)
+                killed, _, _, _ = forked(d, argv, kill_at=n)
                 self.assertTrue(killed, "point %d not reached" % n)
                 KILLS["hook"] += 1
                 drv = Driver(d, "r", agent)
-                drv.play()
+                drv.play(drv.call("next", *argv[3:]))  # the killed command, run again, then on
                 self.check_run(d, reference, ran, agent, drv)
 
 
@@ -621,8 +631,13 @@ def wave_jobs(out):
 
 def about_the_run(text):
     """A command's output without its audit of the folders around the run, which other
-    processes on the machine change."""
-    lines = text.splitlines()
+    processes on the machine change, and without what it says was spent: a call counts once
+    handed out, so a command killed after that and run again may count a wave twice."""
+    lines, spend = [], False
+    for line in text.splitlines():
+        spend = line.startswith("spent: ") or (spend and line.startswith("  "))
+        if not spend:
+            lines.append(re.sub(r", spent \d+(/\d+)? calls, ~[0-9.]+[kM]? tokens", "", line))
     cut = [k for k, line in enumerate(lines) if line.startswith(("files outside", "system temp folder"))]
     return "\n".join(lines[:cut[0]] if cut else lines)
 
@@ -806,9 +821,11 @@ class DamagedFiles(unittest.TestCase):
         self.agent = Agent(self.d, 9)
         self.drv = Driver(self.d, "r", self.agent)
         out = self.drv.call("next")
-        for c in parse_wave(out):
+        calls = parse_wave(out)
+        for c in calls:
             self.agent(c)
-        self.drv.call("next")  # spawns collected, attacks issued
+        # spawns collected with their usage reports, as the driver would, and attacks issued
+        self.drv.call("next", "--used", *["%s=%s" % (c["description"], usage_of(c["description"])) for c in calls])
         self.state = os.path.join(self.d, ".arena", "r", "state.json")
         self.journal = os.path.join(self.d, ".arena", "r", "journal.jsonl")
         with open(self.state, "rb") as f:

@@ -116,10 +116,12 @@ class SideBySide(unittest.TestCase):
                     if "\nFinished." in out:
                         continue
                     self.assertNotIn("Waiting for", out)
-                    for c in rel.parse_wave(out):
+                    calls = rel.parse_wave(out)
+                    for c in calls:
                         self.assertIn(".arena/%s/b/" % name, c["prompt"])
                         drv.agent(c)
-                    outs[name] = drv.call("next")
+                    outs[name] = drv.call("next", "--used", *["%s=%s" % (c["description"], rel.usage_of(c["description"]))
+                                                              for c in calls])
             self.assertEqual(rel.outcome(d, "one"), ref1)
             self.assertEqual(rel.outcome(d, "two"), ref2)
             self.assertEqual(drivers["one"].agent.ran, ran1)

@@ -2,7 +2,8 @@
 
 The runs below go through every path a key belongs to (lanes and a refused Agent call, a
 conductor, a baseline check, --run-code with reproducers, outputs refused until their
-fallback, a judge that fails every try and a decision by hand); their journals are
+fallback, a judge that fails every try and a decision by hand, equivalent verdicts, a cap,
+usage reports passed on); their journals are
 replayed event by event through state.apply, and every state on the way is walked.
 """
 
@@ -56,6 +57,8 @@ def walk(st, found):
         add("summary", summary)
     for wave in st["waves"]:
         add("wave", wave)
+    for spend in st["spend"].values():
+        add("spend", spend)
     for obj in ("batch", "lanes"):
         if st[obj]:
             add(obj, st[obj])
@@ -78,7 +81,7 @@ def replay(cwd, run, found):
 
 
 def play(cwd, agent, run="c", wave=10):
-    Orchestrator(cwd, agent, run, wave=wave, runner=run_here).play()
+    Orchestrator(cwd, agent, run, wave=wave, runner=run_here, usage=True).play()
 
 
 class Schema(unittest.TestCase):
@@ -112,6 +115,10 @@ class Schema(unittest.TestCase):
                   "%s-atk-%s" % (m1["id"], m1["a"]): "too-many", "%s-def-%s" % (m1["id"], m1["b"]): "unanswered",
                   "%s-judge" % m3["id"]: "not-json"}
         play(cwd, StandIn(cwd, seed=6, always=always, misbehave={"%s-judge" % m2["id"]: "fields"}))
+        cls.walked(cwd, "c")
+        # a field every agent solved (equivalent verdicts), under a cap at the floor (budget notes)
+        cwd = init_run(test, 4, 7, "--direct", "--max-calls", "19", run="c")
+        play(cwd, StandIn(cwd, seed=7, equal=True, misbehave={"spawn-a002": "missing"}))
         cls.walked(cwd, "c")
 
     @classmethod

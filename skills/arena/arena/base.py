@@ -66,10 +66,12 @@ DEFAULT_BATCH = 10
 MAX_LANES = MAX_WAVE // 2
 
 
-# Jobs each lane runs before the set of lanes hands back to the main session: a lane's
-# context grows by about 1.4 KB per job, and each set costs the main session one
-# message of lane calls (benchmarks/wallclock.py measures what the hand-back costs).
-DEFAULT_LANE_JOBS = 30
+# Jobs each lane runs before the set of lanes hands back to the main session. Each set
+# costs the main session one message of lane calls and a hand-back per lane (about 0.9 KB
+# each in Claude Code 2.1.332), so a 100-agent run fits in one set; a lane's own context
+# grows by about 1.4 KB per job, about 140 KB at 100 (benchmarks/main_context.py measures
+# the first, benchmarks/wallclock.py what the hand-backs cost in time).
+DEFAULT_LANE_JOBS = 100
 
 
 # Seconds a lane command waits for a job to become ready before it says "ask again";

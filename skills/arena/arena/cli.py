@@ -29,13 +29,13 @@ from .outputs import attacks_on, check_output
 from .briefs import last_judged_copy, load_template, write_brief, write_conductor_brief, write_lane_brief
 from .schedule import planned_waves
 from .wording import (baseline_verdict, code_line, fixes_text, looks_text, pairing_text, points, progress_line,
-                      reproducer_note)
+                      reproducer_note, spend_lines)
 from .decision import lane_step, plan_next, render_lane, render_next, settle_state
 from .audit import fingerprint, tree_changes
 from .workspace import (EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, format_minutes,
                         parse_job_minutes, resolve_in, run_script, temp_changes, temp_snapshot, work_folder)
-from .estimate import (ASSUMED, estimate_tokens, format_estimate, job_counts, measured_sizes, plan_table,
-                       tokens_of)
+from .estimate import (ASSUMED, budget_lines, estimate_tokens, format_estimate, job_counts, measured_sizes, per_call,
+                       plan_table, tokens_of)
 
 
 def cmd_plan(args):
@@ -47,6 +47,9 @@ def cmd_plan(args):
     if task is not None:
         calls = job_counts(n, args.wave, args.baseline, args.recheck != "off")
         print(format_estimate(estimate_tokens(calls, tokens_of(task), ASSUMED, args.run_code), "assumed"))
+    for line in budget_lines(n, args.wave, args.baseline, args.recheck != "off", args.max_calls, args.max_tokens,
+                             per_call(tokens_of(task) if task else 1, ASSUMED, args.run_code), cards_allow(load_cards())):
+        print(line)
     print(code_line(args.run_code, "<run>"))
     print("time per job: %s minutes (--job-minutes)" % format_minutes(parse_job_minutes(args.job_minutes)))
 
@@ -90,6 +93,8 @@ def cmd_init(args):
         raise ArenaError("--lane-jobs must be 1 or more, not %d" % args.lane_jobs)
     if args.direct and args.waves:
         raise ArenaError("--direct and --waves are two different loops; pick one")
+    each = per_call(tokens_of(task), ASSUMED, args.run_code)
+    refuse_small_caps(n, baseline is not None, args.max_calls, args.max_tokens, each, cards_allow(cards))
     for kind in BRIEF_TEMPLATES:
         load_template(kind)
     name = args.run if args.run is not None else time.strftime("%Y%m%d-%H%M%S") + "-s%d" % seed
@@ -125,7 +130,8 @@ def cmd_init(args):
           "pack": not args.no_pack, "batch_waves": args.batch_waves,
           "mode": "direct" if args.direct else "conductor" if args.waves else "lanes", "lane_jobs": args.lane_jobs,
           "sizes": list(sizes), "run_code": bool(args.run_code), "minutes": minutes,
-          "pairing": "rated", "most_looks": list(MOST_LOOKS)}
+          "pairing": "rated", "most_looks": list(MOST_LOOKS), "per_call": each,
+          "max_calls": args.max_calls, "max_tokens": args.max_tokens}
     ev["plan_waves"] = planned_waves(ev)
     with run.lock():
         run.append([ev])
@@ -138,6 +144,9 @@ def cmd_init(args):
     print("run %s: %s, seed %d, wave %d, %s mode; task in %s" % (
         name, plural(n, "agent"), seed, args.wave, st["mode"], run.path("task.md")))
     print(code_line(st["run_code"], name))
+    for line in budget_lines(n, args.wave, st["baseline"], st["recheck"] is not None, st["max_calls"],
+                             st["max_tokens"], each, cards_allow(cards)):
+        print(line)
     print("next: next --run %s" % name)
 
 
@@ -163,7 +172,7 @@ def cmd_demo(args):
         agents=args.agents, quick=False, seed=seed, task_file=None, task_text=DEMO_TASK, baseline_file=None,
         wave=args.wave, run=name, model=None, judge_model=None, recheck=str(DEFAULT_RECHECK), final_judges=1,
         no_pack=False, direct=True, waves=False, lane_jobs=DEFAULT_LANE_JOBS, batch_waves=DEFAULT_BATCH, run_code=False,
-        job_minutes=None)
+        job_minutes=None, max_calls=None, max_tokens=None)
     with contextlib.redirect_stdout(io.StringIO()):  # init's "next:" advice does not apply here
         cmd_init(init)
     print("demo: a whole run offline with %s, no model and no tokens: each has a hidden quality, "
@@ -226,6 +235,50 @@ def read_input(path, flag):
     return text
 
 
+def refuse_small_caps(n, baseline, max_calls, max_tokens, each, top):
+    """A cap below what the bracket needs at the least is refused at init, with what would fit."""
+    for line in budget_lines(n, DEFAULT_WAVE, baseline, False, max_calls, max_tokens, each, top):
+        if " is below " in line:
+            raise ArenaError(line[len("budget: "):] + ": pass that many --agents, or raise the cap")
+
+
+USED = re.compile(r"^\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*$")
+
+
+def parse_used(text):
+    """[subagent_tokens, tool uses, duration ms] from `--used 8230,2,191` or from the text of
+    Claude Code's <usage> block pasted as it is ("subagent_tokens: 8230 tool_uses: 2 duration_ms: 191")."""
+    m = USED.match(text or "")
+    if m:
+        values = [int(x) for x in m.groups()]
+    else:
+        found = [re.search(r"%s:\s*(\d+)" % key, text or "") for key in ("subagent_tokens", "tool_uses", "duration_ms")]
+        if not all(found):
+            raise ArenaError("--used %r is not a usage report: pass the three numbers Claude Code prints after the "
+                             "Agent call, like --used 8230,2,191 (subagent_tokens, tool_uses, duration_ms)" % text[:60])
+        values = [int(f.group(1)) for f in found]
+    if values[0] > 10 ** 9 or values[1] > 10 ** 6 or values[2] > 10 ** 9:
+        raise ArenaError("--used %r holds numbers too large to be one sub-agent's usage" % text[:60])
+    return values
+
+
+def parse_used_for(text):
+    """(job, usage) from `JOB=8230,2,191`."""
+    job, sep, rest = (text or "").partition("=")
+    if not sep:
+        raise ArenaError("next --used takes JOB=tokens,tool_uses,ms for each job, like r1-m02-judge=8230,2,191; "
+                         "not %r" % text[:60])
+    return job.strip(), parse_used(rest)
+
+
+def token_count(text):
+    """A token count from the command line: 2000000, 2M, 500k."""
+    m = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$", text or "")
+    if not m:
+        raise argparse.ArgumentTypeError("%r is not a token count (like 2000000, 2M or 500k)" % text)
+    return int(float(m.group(1)) * {"": 1, "k": 1000, "m": 1000000}[m.group(2).lower()])
+
+
 def print_action(act, text, as_json):
     """A decision as the orchestrator reads it: the rendered lines, or the JSON object."""
     if as_json:
@@ -245,12 +298,15 @@ def cmd_next(args):
         if args.waves and st["mode"] != "conductor":
             ctx.commit([{"e": "mode", "mode": "conductor"}])
         ctx.cards  # refuse a cards.md that no longer fits the run before anything is handed out
-        act = plan_next(ctx, retry=args.retry, conductor=args.conductor, returned=args.returned)
+        used = dict(parse_used_for(text) for text in args.used or [])
+        act = plan_next(ctx, retry=args.retry, conductor=args.conductor, returned=args.returned, used=used)
         print_action(act, render_next(act, ctx.run), args.json)
+        sys.stdout.flush()
         if act["action"] == "wave":
-            sys.stdout.flush()
             # only now has the orchestrator seen the wave; until then next shows it again
             ctx.commit([{"e": "shown", "wave": act["wave"]}])
+        if act["cuts"] and not args.conductor:
+            ctx.commit([{"e": "shown", "cuts": len(st["cuts"])}])
 
 
 # A lane number: the set of lanes, then the lane in it ("2.3").
@@ -271,7 +327,7 @@ def cmd_lane(args):
     while True:
         with open_run(args.run) as ctx:
             ctx.cards  # refuse a cards.md that no longer fits the run
-            act = lane_step(ctx, args.lane, refused=args.refused)
+            act = lane_step(ctx, args.lane, refused=args.refused, used=parse_used(args.used) if args.used else None)
             waiting = act["action"] == "again" and time.time() < deadline
             if not waiting:
                 print_action(act, render_lane(act), args.json)
@@ -406,6 +462,8 @@ def cmd_status(args):
         run_code = bool(st.get("run_code"))
         print(format_estimate(estimate_tokens(calls, task, measured_sizes(run, st), run_code), "measured"))
         print(format_estimate(estimate_tokens(calls, task, ASSUMED, run_code), "assumed"))
+        for line in spend_lines(st):
+            print(line)
         print(code_line(st.get("run_code"), st["run"]))
         print_handed_out(st, time.time())
         print_tree_changes(run)
@@ -548,6 +606,8 @@ def print_winner(ctx):
     if byes:
         print("byes: round %s" % ", ".join(str(b) for b in byes))
     print_final(st)
+    for line in spend_lines(st):
+        print(line)
     report = run.path("report.html")
     if os.path.exists(report):
         print("report: %s" % report)
@@ -633,6 +693,11 @@ def parents():
                                            "proportion; default %s) or phase=N pairs like spawn=20,judge=6"
                                            % format_minutes(PHASE_MINUTES)))),
         "json": group((("--json",), dict(action="store_true", help="print the action as JSON"))),
+        "budget": group(
+            (("--max-calls",), dict(type=whole, metavar="N", help="never more than N sub-agent calls for the "
+                                                                 "tournament's jobs; optional work goes first")),
+            (("--max-tokens",), dict(type=token_count, metavar="T", help="never more than about T tokens (2M, 500k), "
+                                                                         "kept by the estimate"))),
     }
 
 
@@ -648,12 +713,12 @@ def build_parser():
         return c
 
     c = command("plan", cmd_plan, "show rounds, sub-agent calls and waves for N agents; writes nothing",
-                "field", "judging", "code")
+                "field", "judging", "code", "budget")
     c.add_argument("--baseline", action="store_true", help="add the final check against the old answer")
     c.add_argument("--task-file", help="estimate tokens for this task")
 
     c = command("init", cmd_init, "start a run: deal cards, pair round 1, write the state",
-                "field", "seed", "judging", "code")
+                "field", "seed", "judging", "code", "budget")
     c.add_argument("--task-file", required=True)
     c.add_argument("--baseline-file")
     c.add_argument("--run", help="folder name under .arena/ (default: date-time and seed)")
@@ -680,12 +745,16 @@ def build_parser():
     c.add_argument("--returned", nargs="+", metavar="JOB",
                    help="these jobs' agents have returned while others still run: collect them and refill their slots")
     c.add_argument("--conductor", action="store_true", help="called by a conductor sub-agent")
+    c.add_argument("--used", nargs="+", metavar="JOB=N,K,D",
+                   help="what Claude Code reported for these jobs' sub-agents: subagent_tokens, tool_uses, duration_ms")
 
     c = command("lane", cmd_lane, "a lane's turn: collect its last job, print its next Agent call (waits for one)",
                 "run", "json")
     c.add_argument("--lane", required=True, help="the lane number its prompt gives, like 2.3")
     c.add_argument("--refused", action="store_true",
                    help="the lane's last Agent call was refused by Claude Code (never ran): no try is spent")
+    c.add_argument("--used", metavar="N,K,D",
+                   help="what Claude Code reported for the last job's sub-agent: subagent_tokens, tool_uses, duration_ms")
     c.add_argument("--wait", type=whole, default=DEFAULT_LANE_WAIT,
                    help="seconds to wait for a ready job (default %d)" % DEFAULT_LANE_WAIT)
 

@@ -23,14 +23,20 @@ def advance_events(st):
     return [{"e": "advance", "round": len(st["rounds"])}] if round_done(st) and st["champion"] is None else []
 
 
-def settle_state(ctx, retry=False, only=None):
+def settle_state(ctx, retry=False, only=None, used=None):
     """Collect what arrived (of `only`, when given) and advance finished rounds; returns the notes.
 
-    A refused output is moved aside at once, so a later next never reads it
+    used: {job: [subagent_tokens, tool uses, duration in ms]} as Claude Code reported them to
+    the caller. A refused output is moved aside at once, so a later next never reads it
     again and charges its job a second failure.
     """
     st = ctx.st
     events, _ = collect_events(ctx, retry, only)
+    now = round(time.time(), 3)
+    for ev in events:
+        ev["at"] = now
+        if used and ev["job"] in used:
+            ev["used"] = used[ev["job"]]
     ctx.commit(events)
     notes = []
     for ev in events:
@@ -59,7 +65,7 @@ def call_template(run, model):
         extra, run.dir)
 
 
-def plan_next(ctx, retry=False, conductor=False, returned=None):
+def plan_next(ctx, retry=False, conductor=False, returned=None, used=None):
     """Decide and do the next step; returns the action as plain data.
 
     returned: jobs whose agents the caller saw return while others still run (a client
@@ -73,8 +79,8 @@ def plan_next(ctx, retry=False, conductor=False, returned=None):
             if job not in st["jobs"]:
                 raise ArenaError("--returned %r is not a job of run %s" % (job[:40], st["run"]))
         mine = [j for j in returned if st["jobs"][j]["s"] == ISSUED]
-        notes += settle_state(ctx, retry=True, only=mine) if mine else []
-    notes += settle_state(ctx, retry)
+        notes += settle_state(ctx, retry=True, only=mine, used=used) if mine else []
+    notes += settle_state(ctx, retry, used=used)
     act = {"run": st["run"], "mode": st["mode"], "notes": notes}
     outstanding = jobs_in(st, ISSUED)
     last = st["waves"][-1] if st["waves"] else None
@@ -150,7 +156,7 @@ def start_lanes(ctx):
              "prompt": "Read %s and follow it as lane %d.%d." % (run.path("lane.md"), n, i)} for i in range(1, k + 1)]
 
 
-def lane_step(ctx, lane, refused=False):
+def lane_step(ctx, lane, refused=False, used=None):
     """One turn of a lane: collect the job it ran last (its Agent call has returned, so
     whatever that job wrote is all there will be), then hand it the next ready job.
 
@@ -170,7 +176,8 @@ def lane_step(ctx, lane, refused=False):
         ctx.commit([{"e": "fail", "job": mine[0], "why": "the client refused the Agent call", "never_ran": True}])
         act["action"] = "lane-over"
         return finish_act(st, act)
-    act["notes"] = settle_state(ctx, retry=True, only=mine) if mine else []
+    act["notes"] = settle_state(ctx, retry=True, only=mine, used={mine[0]: used} if mine and used else None) \
+        if mine else []
     settle_state(ctx, only=[])  # advance a round this lane's job may have closed
     lanes = st.get("lanes")
     # a lane of an older set, or numbered past this set's size, would push the jobs in
@@ -194,6 +201,8 @@ def lane_step(ctx, lane, refused=False):
 
 
 def finish_act(st, act):
+    # optional work the budget left out since the main session last saw a list of it
+    act["cuts"] = st["cuts"][st["cuts_shown"]:]
     act["progress"] = progress(st)
     act["line"] = progress_line(st, act["progress"])
     return act
@@ -240,6 +249,10 @@ def render_next(act, run):
         out.append("invalid, " + note[:200])
     if len(act["notes"]) > 10:
         out.append("(%d more invalid outputs; see status)" % (len(act["notes"]) - 10))
+    for cut in act["cuts"][:5]:
+        out.append("budget: " + cut)
+    if len(act["cuts"]) > 5:
+        out.append("(%d more left out for the budget; see status)" % (len(act["cuts"]) - 5))
     a = act["action"]
     if a == "finished":
         none = " No competitor produced a valid solution: there is none to use or compare." if act.get("no_solution") else ""

@@ -197,18 +197,27 @@ def job_counts(n, wave, baseline, recheck):
     return {"spawn": n, "atk": 2 * matches, "def": 2 * matches, "judge": judges, "final": 1 if baseline else 0}
 
 
-def estimate_tokens(calls, task, size, run_code=False):
-    """(input tokens, output tokens) for a whole run.
+def per_call(task, size=ASSUMED, run_code=False):
+    """{kind: [context at its first turn, output, input and output in all]} of one call.
 
-    Each call reads the client's prompt, its brief and the task on every turn
-    (mostly served from the prompt cache), plus the files the brief names.
+    Each call reads the client's prompt, its brief and the task on every turn (mostly
+    served from the prompt cache), plus the files the brief names, and writes its output.
     """
     s, a, d, v = size["solution"], size["attack"], size["defence"], size["verdict"]
-    brief = {kind: BRIEF_TOKENS[kind] + (RUN_CODE_TOKENS[kind] if run_code else 0) for kind in BRIEF_TOKENS}
     reads = {"spawn": 0, "atk": 2 * s, "def": s + a, "judge": 2 * (s + a + d), "final": 2 * s}
     writes = {"spawn": s, "atk": a, "def": d + s, "judge": v, "final": v}
-    tin = sum(k * (TURNS * (CLIENT_TOKENS + brief[kind] + task) + reads[kind]) for kind, k in calls.items())
-    tout = sum(k * writes[kind] for kind, k in calls.items())
+    out = {}
+    for kind in BRIEF_TOKENS:
+        start = CLIENT_TOKENS + BRIEF_TOKENS[kind] + (RUN_CODE_TOKENS[kind] if run_code else 0) + task
+        out[kind] = [start, writes[kind], TURNS * start + reads[kind] + writes[kind]]
+    return out
+
+
+def estimate_tokens(calls, task, size, run_code=False):
+    """(input tokens, output tokens, sizes) for a whole run of these calls."""
+    each = per_call(task, size, run_code)
+    tin = sum(k * (each[kind][2] - each[kind][1]) for kind, k in calls.items())
+    tout = sum(k * each[kind][1] for kind, k in calls.items())
     return tin, tout, size
 
 
@@ -274,3 +283,57 @@ def expected_looks(n, wave):
         m = alive // 2
         extra += m * (round_judges(m, alive, wave, MOST_LOOKS)[1] - 1)
     return int(extra + 0.5)
+
+
+def least_calls(n, baseline=False):
+    """The fewest calls a run of n agents can finish in: every job once, no later looks."""
+    return 6 * n - 5 + (1 if baseline else 0)
+
+
+def least_tokens(n, each, baseline=False):
+    """The tokens of least_calls, by the per-call estimate `each` (per_call)."""
+    matches = n - 1
+    return (n * each["spawn"][2] + 2 * matches * (each["atk"][2] + each["def"][2]) + matches * each["judge"][2]
+            + (each["final"][2] if baseline else 0))
+
+
+def most_agents(fits, top):
+    """The largest n (1 to top) for which fits(n) holds, or 0."""
+    best = 0
+    for n in range(1, top + 1):
+        if not fits(n):
+            break
+        best = n
+    return best
+
+
+def budget_lines(n, wave, baseline, recheck, max_calls, max_tokens, each, top):
+    """What a cap lets a run of n agents do: whether the bracket fits, the largest n that does,
+    and how many of the looks it expects would be left out."""
+    lines = []
+    calls = least_calls(n, baseline)
+    extra = expected_looks(n, wave) if recheck and n > 1 else 0
+    if max_calls is not None:
+        if max_calls < calls:
+            fit = most_agents(lambda k: least_calls(k, baseline) <= max_calls, top)
+            lines.append("budget: --max-calls %d is below the %d calls %s need at the least; %s" % (
+                max_calls, calls, plural(n, "agent"), "at most %s fit (%d calls)" % (
+                    plural(fit, "agent"), least_calls(fit, baseline)) if fit else "not even one agent fits"))
+        elif max_calls < calls + extra:
+            lines.append("budget: at most %d calls: the bracket's %d fit; of the about %d later looks about %d fit, "
+                         "and a match whose look is cut is decided on the looks it has" % (
+                             max_calls, calls, extra, max_calls - calls))
+        else:
+            lines.append("budget: at most %d calls: the whole run fits (about %d with its later looks)"
+                         % (max_calls, calls + extra))
+    if max_tokens is not None:
+        need = least_tokens(n, each, baseline)
+        if max_tokens < need:
+            fit = most_agents(lambda k: least_tokens(k, each, baseline) <= max_tokens, top)
+            lines.append("budget: --max-tokens %s is below the about %s tokens %s need at the least (estimated); %s"
+                         % (human(max_tokens), human(need), plural(n, "agent"), "at most %s fit" % plural(fit, "agent")
+                            if fit else "not even one agent fits"))
+        else:
+            lines.append("budget: at most %s tokens, kept by the estimate: the bracket needs about %s" % (
+                human(max_tokens), human(need)))
+    return lines

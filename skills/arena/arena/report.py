@@ -23,8 +23,9 @@ from .jobs import DONE, attack_id, defence_id, job_kind, judge_id, revision_file
 from .state import alive_agents, looks_of, opponent, path_of
 from .storage import atomic_write
 from .outputs import HEADER, attacks_on
-from .wording import (baseline_verdict, fixes_text, looks_short, looks_text, pairing_text, points, progress_line,
-                      reproducer_note)
+from .budget import ORCHESTRATION, SPEND_KINDS
+from .wording import (SPEND_NAMES, baseline_verdict, budget_lines, fixes_text, looks_short, looks_text, minutes,
+                      pairing_text, points, progress_line, reproducer_note, spend_lines, tokens)
 
 # Rounds with more matches than this start collapsed, so 2,160 agents stay usable.
 OPEN_ROUND_MAX = 32
@@ -154,8 +155,8 @@ class Report:
         task = self.task_text()
         first = next((line.strip() for line in task.splitlines() if line.strip()), "(no task.md)")
         title = "Arena %s: %s" % (st["run"], shortened(first, 80))
-        body = [self.header(first, task), self.winner(), self.baseline(), self.solution(), self.bracket(), self.agents(),
-                self.glossary(), '<footer>Written by bracket.py report at %s. Links are relative to this file.'
+        body = [self.header(first, task), self.winner(), self.baseline(), self.solution(), self.bracket(), self.spend(),
+                self.agents(), self.glossary(), '<footer>Written by bracket.py report at %s. Links are relative to this file.'
                 '</footer>' % esc(time.strftime("%Y-%m-%d %H:%M"))]
         return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                 "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
@@ -510,6 +511,27 @@ class Report:
         if dd < dn:
             return "pending: defences %d/%d" % (dd, dn)
         return "pending: judges %d/%d" % (jd, jn)
+
+    # -- what the run spent
+    def spend(self):
+        st = self.st
+        rows = []
+        for kind in SPEND_KINDS:
+            row = st["spend"].get(kind)
+            if not row or not row["calls"]:
+                continue
+            job = kind not in ORCHESTRATION
+            rows.append("<tr><td>%s</td><td class=\"n\">%d</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
+                        "<td class=\"n\">%s</td></tr>" % (
+                            esc(SPEND_NAMES.get(kind, kind)), row["calls"], tokens(row["tok"]) if job else "",
+                            esc(minutes(row["sec"])) if row["sec"] else "", "%d of %d" % (row["rep"], row["calls"])
+                            if job else ""))
+        if not rows:
+            return ""
+        notes = "".join("<li>%s</li>" % esc(line) for line in spend_lines(st)[:1] + budget_lines(st))
+        return ('<section id="spend"><h2>What the run spent</h2><table class="spend"><thead><tr><th>phase</th>'
+                '<th>calls</th><th>tokens</th><th>sub-agent time</th><th>usage reported</th></tr></thead>'
+                '<tbody>%s</tbody></table><ul class="spent">%s</ul></section>' % ("".join(rows), notes))
 
     # -- agents and cards
     def agents(self):

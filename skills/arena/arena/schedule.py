@@ -8,6 +8,7 @@ Reads the state, never changes it.
 import heapq
 import time
 
+from . import budget
 from .estimate import field_sizes, packed_waves, plan_rows
 from .jobs import CANCELLED, DONE, ISSUED, OPEN, READY, count_in, job_key, match_of, parse_job, phase_of
 from .state import deps_done, find_match
@@ -110,4 +111,5 @@ def progress(st):
     return {"round": len(st["rounds"]), "rounds": len(field_sizes(st["agents"])) - 1, "phase": phase,
             "done": done, "total": planned_calls(st), "wave": len(st["waves"]), "waves": waves_plan,
             "retrying": retry, "elapsed": elapsed, "eta": eta, "running": running,
-            "lanes": bool(lanes and not st["waves"])}
+            "lanes": bool(lanes and not st["waves"]),
+            "spent": budget.spent_calls(st), "tokens": budget.spent_tokens(st)}

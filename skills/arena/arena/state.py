@@ -10,6 +10,7 @@ files: storage.py persists it, outputs.py turns files into events.
 
 from fractions import Fraction
 
+from . import budget
 from .base import ArenaError, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, TRIES, rng_for, shuffled
 from .cards import deal_cards
 from .jobs import (CANCELLED, DONE, FINAL, ISSUED, OPEN, READY, STUCK, agent_ids, agent_of, attack_id,
@@ -46,6 +47,8 @@ def new_state(ev, sizes):
         "final": None, "manual": {}, "seq": 0,
         "run_code": bool(ev.get("run_code")), "minutes": dict(ev.get("minutes") or PHASE_MINUTES),
         "lane_jobs": ev.get("lane_jobs", DEFAULT_LANE_JOBS), "lanes": None,
+        "per_call": ev.get("per_call") or {}, "max_calls": ev.get("max_calls"), "max_tokens": ev.get("max_tokens"),
+        "spend": {}, "cuts": [], "cuts_shown": 0,
     }
     for a in ids:
         add_job(st, spawn_id(a))
@@ -56,6 +59,23 @@ def new_state(ev, sizes):
     else:
         start_round(st, ids)
     return st
+
+
+# Keys a state gained after format 1 began, with the value a run started before them has;
+# new_state sets them from the init event.
+LATER_KEYS = {"per_call": {}, "max_calls": None, "max_tokens": None, "spend": {}, "cuts": [], "cuts_shown": 0}
+
+
+def upgrade(st):
+    """A state saved by an earlier bracket.py of this format, given the keys it lacks."""
+    for key, value in LATER_KEYS.items():
+        if key not in st:
+            st[key] = json_copy(value)
+    return st
+
+
+def json_copy(value):
+    return dict(value) if isinstance(value, dict) else list(value) if isinstance(value, list) else value
 
 
 def add_job(st, job):
@@ -249,6 +269,7 @@ def apply(st, ev):
         for j in ev["jobs"]:
             job = st["jobs"][j]
             job["s"], job["t"], job["w"], job["at"] = ISSUED, job["t"] + 1, ev.get("wave"), ev["at"]
+            budget.handed_out(st, j)
             if lane is not None:
                 # one job for one lane, no wave: "ln" names the lane running it, "sh" is there
                 # until the lane has been shown the job (a lane command killed in between shows it again)
@@ -259,14 +280,17 @@ def apply(st, ev):
                     job.setdefault("old", []).append(job["lab"])
                 job["lab"] = ev["labels"][j]
     elif kind == "done":
+        budget.came_back(st, ev["job"], ev)
         on_done(st, ev["job"], ev["out"])
     elif kind == "fail" and ev.get("never_ran"):
         # the client refused the job's Agent call (its sub-agent cap): back to the queue, no try spent
+        budget.never_ran(st, ev["job"])
         info = st["jobs"][ev["job"]]
         info["s"], info["t"], info["w"] = READY, info["t"] - 1, None
         for key in ("ln", "sh", "at"):
             info.pop(key, None)
     elif kind == "fail":
+        budget.came_back(st, ev["job"], ev)
         on_fail(st, ev["job"], ev["why"])
     elif kind == "record":
         m = find_match(st, ev["match"])
@@ -279,6 +303,8 @@ def apply(st, ev):
                 add_job(st, FINAL)
         else:
             start_round(st, alive)
+    elif kind == "shown" and "cuts" in ev:
+        st["cuts_shown"] = ev["cuts"]
     elif kind == "shown" and "job" in ev:
         st["jobs"][ev["job"]].pop("sh", None)
     elif kind == "shown":
@@ -287,10 +313,12 @@ def apply(st, ev):
         st["mode"] = ev["mode"]
     elif kind == "batch":
         st["batch"] = {"n": ev["n"], "from": len(st["waves"])}
+        budget.orchestrated(st, "conductor", 1)
     elif kind == "lanes":
         # a new set of lanes: the old set's numbers no longer own anything
         first = (st.get("lanes") or {}).get("first", ev["at"])
         st["lanes"] = {"n": ev["n"], "k": ev["k"], "budget": ev["budget"], "handed": 0, "at": ev["at"], "first": first}
+        budget.orchestrated(st, "lane", ev["k"])
     else:
         raise ArenaError("journal event %r is unknown to this bracket.py" % kind)
     st["seq"] = ev["seq"]
@@ -351,7 +379,10 @@ def on_fail(st, job, why):
     kind = job_kind(job)
     if info["t"] < TRIES[kind]:
         info["s"] = READY
-        return
+        if budget.within_caps(st):
+            return
+        # another try would not leave enough for the rest of the bracket: fall back now
+        budget.cut(st, "no try %d of %s: the budget needs the rest for the bracket" % (info["t"] + 1, job))
     # Fallbacks, one per kind, so that no failure can stall the run.
     if kind == "spawn":
         on_done(st, job, {"sol": None, "why": "forfeit: " + why[:120]})
@@ -418,8 +449,21 @@ def more_looks(st, m, verdicts, merged, picks):
     most = most_looks(st, rnd)
     if len(picks) == 1:
         kind = round_kind(len(rnd["matches"]), field_of(rnd), st["wave"])
-        return looks_after_first(kind, is_close(merged, m, st["recheck"]), most)
-    return 1 if wants_more(picks, (m["a"], m["b"]), most) else 0
+        wanted = looks_after_first(kind, is_close(merged, m, st["recheck"]), most)
+    else:
+        wanted = 1 if wants_more(picks, (m["a"], m["b"]), most) else 0
+    return affordable_looks(st, m, wanted)
+
+
+def affordable_looks(st, m, wanted):
+    """As many of the wanted looks as the budget pays for, with the rest of the bracket covered."""
+    given = wanted
+    while given and budget.capped(st) and not budget.affordable(st, given, "judge"):
+        given -= 1
+    if given < wanted:
+        budget.cut(st, "%s: %s skipped for the budget" % (m["id"], "1 more look" if wanted - given == 1 else
+                                                        "%d more looks" % (wanted - given)))
+    return given
 
 
 def opponent(m, agent):

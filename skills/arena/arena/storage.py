@@ -14,7 +14,7 @@ import sys
 import time
 
 from .base import ArenaError, FORMAT, RUN_NAME, read_text
-from .state import EVENTS, apply, new_state
+from .state import EVENTS, apply, new_state, upgrade
 
 
 KILLS = [0]
@@ -176,7 +176,7 @@ class Run:
         if not head or hashlib.sha256(body.encode("utf-8")).hexdigest() != head.group(2):
             raise ArenaError("state.json of run %s is damaged or was edited by hand (checksum mismatch); run "
                              "'bracket.py repair --run %s' to rebuild it from journal.jsonl" % (self.name, self.name))
-        st = json.loads(body)
+        st = upgrade(json.loads(body))
         last = self.journal_tail()
         if last > st["seq"]:
             # a command died after journaling and before saving: finish its work
@@ -203,7 +203,7 @@ class Run:
                 hashlib.sha256(body.encode("utf-8")).hexdigest() != head.group(2):
             raise ArenaError("state.json of run %s cannot be read as it is; run 'bracket.py next --run %s' (or repair)"
                              % (self.name, self.name))
-        st = json.loads(body)
+        st = upgrade(json.loads(body))
         for ev in self.events():
             if ev["seq"] > st["seq"]:
                 apply(st, ev)

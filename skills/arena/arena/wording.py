@@ -8,6 +8,8 @@ so the command line and the report say the same thing and tests have one text to
 It reads the state and never changes it.
 """
 
+from . import budget
+from .base import plural
 from .jobs import FINAL, READY, agent_of, job_kind, status
 from .schedule import progress
 from .judging import decide
@@ -151,6 +153,59 @@ def baseline_verdict(f):
     return w, b, verdict, "better" if w > b else "worse" if b > w else "tie"
 
 
+def tokens(x):
+    """1.2M, 35k, 900: a token count as people say it."""
+    return "%.1fM" % (x / 1e6) if x >= 1e6 else "%dk" % round(x / 1e3) if x >= 1e3 else "%d" % x
+
+
+SPEND_NAMES = {"spawn": "spawn", "atk": "attack", "def": "defend", "judge": "judge", "final": "baseline check",
+               "lane": "lanes", "conductor": "conductor"}
+
+
+def spend_lines(st):
+    """What the run spent, per phase: calls, tokens (from usage reports or estimated, saying
+    which), sub-agent minutes; then the caps, and what the budget left out."""
+    calls, sec, tok, rep = budget.spend_of(st)
+    told = ("all %d from Claude Code's usage reports" % calls if rep == calls and calls else
+            "%d of %d calls from Claude Code's usage reports, the rest estimated" % (rep, calls) if rep else
+            "estimated: no usage reports were passed on")
+    orchestration = sum(st["spend"].get(k, {}).get("calls", 0) for k in budget.ORCHESTRATION)
+    lines = ["spent: %s%s, about %s tokens (%s), %s of sub-agent time" % (
+        plural(calls, "sub-agent call"), " (and %d to run them: lanes, conductors)" % orchestration if orchestration
+        else "", tokens(tok), told, minutes(sec))]
+    for kind in budget.SPEND_KINDS:
+        row = st["spend"].get(kind)
+        if not row or not row["calls"]:
+            continue
+        detail = "%s, about %s tokens" % (plural(row["calls"], "call"), tokens(row["tok"])) \
+            if kind not in budget.ORCHESTRATION else plural(row["calls"], "call")
+        if row["sec"]:
+            detail += ", %s" % minutes(row["sec"])
+        if row["rep"]:
+            detail += ", %d reported (%d tool uses)" % (row["rep"], row["tools"])
+        lines.append("  %s: %s" % (SPEND_NAMES.get(kind, kind), detail))
+    lines += budget_lines(st)
+    return lines
+
+
+def budget_lines(st):
+    """The caps, what is left of them, and what they made the run leave out."""
+    lines = []
+    floor = budget.floor_calls(st)
+    if st.get("max_calls") is not None:
+        lines.append("budget: at most %d calls (--max-calls): %d spent, %d still needed at the least, %d free for "
+                     "optional work" % (st["max_calls"], budget.spent_calls(st), floor,
+                                        max(0, st["max_calls"] - budget.spent_calls(st) - floor)))
+    if st.get("max_tokens") is not None:
+        need = budget.floor_tokens(st)
+        lines.append("budget: at most %s tokens (--max-tokens, kept by the estimate): about %s spent, %s still "
+                     "needed at the least" % (tokens(st["max_tokens"]), tokens(budget.spent_tokens(st)), tokens(need)))
+    if st["cuts"]:
+        lines.append("left out for the budget: %s" % plural(len(st["cuts"]), "item"))
+        lines += ["  " + c for c in st["cuts"][-10:]]
+    return lines
+
+
 def minutes(seconds):
     if seconds is None:
         return "-"
@@ -171,4 +226,7 @@ def progress_line(st, p=None):
         text += ", ETA %s" % minutes(p["eta"])
     if p["retrying"]:
         text += ", %d to retry" % p["retrying"]
+    if p.get("spent"):
+        cap = "/%d" % st["max_calls"] if st.get("max_calls") is not None else ""
+        text += ", spent %d%s calls, ~%s tokens" % (p["spent"], cap, tokens(p["tokens"]))
     return text
