@@ -49,6 +49,9 @@ class Referee:
             for name in sorted(os.listdir(self.path("out"))):
                 if re.match(r"^r%d-m\d+-sol-%s\.md$" % (r, agent), name) and (r < rnd or name.startswith(mid + "-")):
                     return self.path("out", name)
+        merged = self.st.get("merged") or {}
+        if agent == merged.get("challenger"):
+            return self.path("out", "merge-sol.md")
         return self.path("out", "spawn-%s.md" % agent)
 
     def blinded(self, src, names):
@@ -214,7 +217,7 @@ class Referee:
         """(winner total, baseline total, winner fatal, baseline fatal) of the blind baseline check."""
         if not os.path.exists(self.path("out", "final.json")):
             return None
-        champ = self.st["champion"]
+        champ = self.st.get("ship") or self.st["champion"]  # the text that ships is what the check compares
         sources = {"winner": self.path(self.st["sol"][champ]), "baseline": self.path("baseline.md")}
         v = json.loads(read(self.path("out", "final.json")))
         labels = list(v["scores"])
@@ -254,8 +257,9 @@ def check_run(test, cwd, run, state, winner_text, report_html=None):
                 continue
             test.assertEqual(got.get(key), value, "%s: %s is %r in the state, %r from the files" % (
                 mid, key, got.get(key), value))
-    # the champion is the one player who lost no match
-    losers = {r["l"] for r in state["results"].values()}
+    # the champion is the one player who lost no match of the bracket (the checked merge's is apart)
+    merge = (state.get("merged") or {}).get("match")
+    losers = {r["l"] for mid, r in state["results"].items() if mid != merge}
     alive = [a for a in state["cards"] if a not in losers]
     test.assertEqual(alive, [state["champion"]])
     champ = state["champion"]

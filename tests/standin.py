@@ -118,11 +118,13 @@ def pick(seed, *labels):
 class StandIn:
     """Plays any job from its brief alone. `misbehave` maps job id -> how to fail (first try only)."""
 
-    def __init__(self, cwd, seed=0, misbehave=None, always=None, run_code=False, checks=True, equal=False):
+    def __init__(self, cwd, seed=0, misbehave=None, always=None, run_code=False, checks=True, equal=False,
+                 quality=None):
         self.cwd, self.seed = cwd, seed
         # equal: every competitor writes a solution of the same quality with no flaws (a field
-        # every agent solved), so the demo judge finds each match equivalent
-        self.equal = equal
+        # every agent solved), so the demo judge finds each match equivalent; quality: {agent:
+        # points} for those that write a flawless solution of another quality instead
+        self.equal, self.quality = equal, dict(quality or {})
         self.misbehave = dict(misbehave or {})
         self.always = dict(always or {})
         self.calls = []
@@ -151,8 +153,9 @@ class StandIn:
             return receipt
         if how == "outside":
             write("stray-%s.txt" % job, "written outside .arena\n")
-        if how is None and self.equal and kind == "spawn":
-            write(out, "<!-- arena job: %s -->\n" % job + demo.solution_text(75.0, [], 0, "the task", 3))
+        if how is None and kind == "spawn" and (self.equal or job[6:] in self.quality):
+            points = self.quality.get(job[6:], 75.0)
+            write(out, "<!-- arena job: %s -->\n" % job + demo.solution_text(points, [], 0, "the task", 3))
             return receipt
         if how in (None, "outside"):
             # a well-behaved sub-agent: the product's own stand-in, with quality
@@ -358,6 +361,10 @@ class Orchestrator:
     def step(self, out, flags=()):
         if "Waiting for" in out:
             return self.next("--retry", *flags)
+        if "The field looks settled" in out:
+            # SKILL.md: ask the user; with no one to ask, the bracket goes on
+            self.runner(["settle", "continue", "--run", self.run], self.cwd)
+            return self.next(*flags)
         if "needs a decision by hand" in out:
             m = re.search(r"run: record (\S+) <(\w+)\|", out)
             self.runner(["record", m.group(1), m.group(2), "--run", self.run, "--reason", "stand-in decision"], self.cwd)
@@ -408,7 +415,8 @@ class Orchestrator:
         """A conductor sub-agent: loop `next --conductor` until the batch is over."""
         out = self.next("--conductor")
         while True:
-            if "BATCH OVER" in out or "\nFinished." in out or "needs a decision by hand" in out:
+            if "BATCH OVER" in out or "\nFinished." in out or "needs a decision by hand" in out or \
+                    "The field looks settled" in out:
                 return self.next()
             out = self.step(out, flags=("--conductor",))
 

@@ -242,9 +242,9 @@ class Caps(unittest.TestCase):
         agent = StandIn(cwd, seed=2)
         orch = Orchestrator(cwd, agent, "t", runner=run_here)
         orch.play()
-        said = [line for out in orch.outputs for line in out.splitlines() if line.startswith("budget: ")]
+        said = [line for out in orch.outputs for line in out.splitlines() if line.startswith("left out: ")]
         st = state_of(cwd, "t")
-        self.assertEqual(said, ["budget: " + c for c in st["cuts"]])
+        self.assertEqual(said, ["left out: " + c for c in st["cuts"]])
         self.assertEqual(st["cuts_shown"], len(st["cuts"]))
         _, out, _ = run_cli(["status", "--run", "t"], cwd)
         for c in st["cuts"]:
@@ -291,7 +291,7 @@ class Usage(unittest.TestCase):
             if not live:
                 break
         st = state_of(cwd, "t")
-        rows = [st["spend"][k] for k in ("spawn", "atk", "def", "judge")]
+        rows = [v for k, v in st["spend"].items() if k not in budget.ORCHESTRATION]
         self.assertEqual(sum(r["rep"] for r in rows), reported)
         self.assertEqual(sum(r["tools"] for r in rows), 3 * reported)
         self.assertEqual(sum(r["ms"] for r in rows), 4000 * reported)

@@ -44,7 +44,9 @@ class Demo(unittest.TestCase):
         run = os.path.join(self.tmp, ".arena", "demo-16-s5")
         for name in ("state.json", "journal.jsonl", "task.md", "report.html"):
             self.assertTrue(os.path.exists(os.path.join(run, name)), name)
-        self.assertEqual(len(self.st["results"]), 15)
+        # the bracket's 15 matches, and the checked merge's
+        self.assertEqual(len(self.st["results"]), 16)
+        self.assertEqual(self.st["merged"]["match"], "r5-m01")
         self.assertIsNotNone(self.st["champion"])
         self.assertEqual(standin.tree(self.tmp), self.before, "the demo wrote outside .arena/")
         # `status` and `winner` work on it afterwards, as on any run

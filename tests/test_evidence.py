@@ -24,7 +24,7 @@ def journal_bytes(cwd, run):
 
 class EqualField(unittest.TestCase):
     def test_every_match_of_an_equal_field_is_equivalent_at_its_first_look(self):
-        cwd = init_run(self, 8, 3, "--direct", run="t")
+        cwd = init_run(self, 8, 3, "--direct", "--settle", "never", run="t")
         agent = StandIn(cwd, seed=3, equal=True)
         Orchestrator(cwd, agent, "t", runner=run_here).play()
         st = state_of(cwd, "t")
@@ -61,6 +61,99 @@ def play_until(cwd, agent, job, run="t"):
             return
         for j in issued:
             agent({"prompt": "Read .arena/%s/b/%s.md and follow it." % (run, j)})
+
+
+class Settle(unittest.TestCase):
+    """A round whose every judged match was equivalent: next stops and asks; the answer is journaled."""
+
+    def offer(self, *extra, n=8, seed=3):
+        cwd = init_run(self, n, seed, "--direct", *extra, run="t")
+        agent = StandIn(cwd, seed=seed, equal=True)
+        orch = Orchestrator(cwd, agent, "t", runner=run_here)
+        out = orch.next()
+        while "The field looks settled" not in out and "\nFinished." not in out:
+            out = orch.step(out)
+        return cwd, agent, orch, out
+
+    def test_next_asks_with_the_evidence_and_the_cost_and_changes_nothing_until_answered(self):
+        cwd, agent, orch, out = self.offer()
+        self.assertIn("The field looks settled: every match of round 1 that a judge decided (4) was judged "
+                      "equivalent.", out)
+        self.assertRegex(out, r"Finishing the bracket would still cost about \d+ sub-agent calls, [0-9.]+[kM] tokens "
+                              r"and \S+ of sub-agent time\. Finishing now makes the leader by average score so far, "
+                              r"a\d+, the winner\.")
+        self.assertIn("run one of: settle continue --run t | settle finish --run t", out)
+        before = state_bytes(cwd, "t")
+        self.assertEqual(run_here(["next", "--run", "t"], cwd)[1].splitlines()[1:], out.splitlines()[1:])
+        self.assertEqual(state_bytes(cwd, "t"), before, "a settle offer waits")
+        leader = re.search(r"so far, (a\d+), the winner", out).group(1)
+        _, said, _ = run_here(["settle", "finish", "--run", "t"], cwd)
+        self.assertIn("finished early after round 1: %s wins" % leader, said)
+        out = orch.next()
+        while "\nFinished." not in out:
+            out = orch.step(out)
+        st = state_of(cwd, "t")
+        self.assertEqual((st["champion"], st["settle"]["choice"]), (leader, "finish"))
+        self.assertIsNone(st["merged"], "no merge after a settled field")
+        self.assertIn("merge: not tried, the field was settled (its survivors judged interchangeable)", st["cuts"])
+        _, text, _ = run_cli(["winner", "--run", "t"], cwd)
+        self.assertIn("finished early after round 1: every match of round 1 that a judge decided (4) was judged "
+                      "equivalent; the leader by average score so far stands", text)
+        self.assertEqual(run_here(["settle", "finish", "--run", "t"], cwd, check=False)[0], 2)
+
+    def test_continue_plays_the_bracket_out_and_asks_no_more(self):
+        cwd, agent, orch, out = self.offer()
+        run_here(["settle", "continue", "--run", "t"], cwd)
+        out = orch.next()
+        while "\nFinished." not in out:
+            self.assertNotIn("The field looks settled", out)
+            out = orch.step(out)
+        st = state_of(cwd, "t")
+        self.assertEqual(st["settle"]["choice"], "continue")
+        self.assertEqual(len([r for r in st["rounds"] if not r.get("merge")]), 3)
+
+    def test_auto_finishes_and_never_does_not_ask(self):
+        cwd, agent, orch, out = self.offer("--settle", "auto")
+        self.assertIn("\nFinished.", out)
+        self.assertEqual(state_of(cwd, "t")["settle"]["choice"], "finish")
+        cwd, agent, orch, out = self.offer("--settle", "never")
+        self.assertIn("\nFinished.", out)
+        st = state_of(cwd, "t")
+        self.assertIsNone(st["settle"])
+        self.assertEqual(len([r for r in st["rounds"] if not r.get("merge")]), 3)
+
+    def probed(self, better):
+        """An 8-agent --run-code run where 2 x better matches are won by a better solution and the
+        rest judged equivalent: at least half, so a probe runs on the survivors."""
+        cwd = init_run(self, 8, 4, "--direct", "--run-code", run="t")
+        matches = state_of(cwd, "t")["rounds"][0]["matches"]
+        quality = {m["a"]: 90.0 for m in matches[:better]}
+        agent = StandIn(cwd, seed=4, equal=True, quality=quality, checks=False)
+        orch = Orchestrator(cwd, agent, "t", runner=run_here)
+        out = orch.next()
+        while "The field looks settled" not in out and "\nFinished." not in out and "probe-r1" not in agent.calls:
+            out = orch.step(out)
+        return cwd, agent, orch, out
+
+    def test_a_probe_that_finds_one_behaviour_makes_the_offer(self):
+        # one better solution: it wins its match, the three others are equivalent; the survivors
+        # are one 90 and three 75s, so the probe finds two behaviours and round 2 is paired
+        cwd, agent, orch, out = self.probed(1)
+        self.assertIn("probe-r1", agent.calls)
+        out = orch.step(out)
+        st = state_of(cwd, "t")
+        self.assertEqual(st["summ"]["probe-r1"]["inputs"], 200)
+        self.assertEqual(len(st["summ"]["probe-r1"]["groups"]), 2)
+        self.assertIsNone(st["settle"])
+        self.assertEqual(len(st["rounds"]), 2, "two behaviours: the next round is paired")
+        with open(os.path.join(cwd, ".arena", "t", "b", "probe-r1.md"), encoding="utf-8") as f:
+            brief = f.read()
+        self.assertIn("exec --run t --job probe-r1", brief)
+        self.assertIsNone(re.search(r"\ba\d{3}\b", brief), "a probe sees labels, not agent ids")
+
+    def test_a_probe_needs_half_of_the_round_equivalent(self):
+        cwd, agent, orch, out = self.probed(3)
+        self.assertNotIn("probe-r1", agent.calls)
 
 
 class Check(unittest.TestCase):

@@ -69,8 +69,9 @@ def tournament(n, wave=10, pack=True, recheck=True):
     with tempfile.TemporaryDirectory() as cwd:
         with open(os.path.join(cwd, "task.md"), "w") as f:
             f.write("Write a limerick about queues.\n")
+        # the bracket's own schedule, which plan counts: the checked merge after it is tested apart
         args = ["init", "--agents", str(n), "--seed", str(SEED), "--task-file", "task.md", "--run", "s",
-                "--wave", str(wave), "--direct"]
+                "--wave", str(wave), "--direct", "--merge", "off"]
         args += [] if pack else ["--no-pack"]
         args += [] if recheck else ["--recheck", "off"]
         run_cli(args, cwd)

@@ -59,6 +59,10 @@ def walk(st, found):
         add("wave", wave)
     for spend in st["spend"].values():
         add("spend", spend)
+    if st["settle"]:
+        add("settle", st["settle"])
+    if st["merged"]:
+        add("merge", st["merged"])
     for obj in ("batch", "lanes"):
         if st[obj]:
             add(obj, st[obj])
@@ -116,9 +120,18 @@ class Schema(unittest.TestCase):
                   "%s-judge" % m3["id"]: "not-json"}
         play(cwd, StandIn(cwd, seed=6, always=always, misbehave={"%s-judge" % m2["id"]: "fields"}))
         cls.walked(cwd, "c")
-        # a field every agent solved (equivalent verdicts), under a cap at the floor (budget notes)
+        # a field every agent solved (equivalent verdicts), under a cap at the floor (budget notes),
+        # a settle offer answered; a --run-code run whose probe finds two behaviours
         cwd = init_run(test, 4, 7, "--direct", "--max-calls", "19", run="c")
         play(cwd, StandIn(cwd, seed=7, equal=True, misbehave={"spawn-a002": "missing"}))
+        cls.walked(cwd, "c")
+        cwd = init_run(test, 8, 4, "--direct", "--run-code", run="c")
+        better = {m["a"]: 90.0 for m in state_of(cwd, "c")["rounds"][0]["matches"][:1]}
+        play(cwd, StandIn(cwd, seed=4, equal=True, quality=better, checks=False))
+        cls.walked(cwd, "c")
+        # a merge that fails every try
+        cwd = init_run(test, 2, 8, "--direct", run="c")
+        play(cwd, StandIn(cwd, seed=8, always={"merge": "missing"}))
         cls.walked(cwd, "c")
 
     @classmethod

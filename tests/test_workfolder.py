@@ -52,7 +52,7 @@ class Project(unittest.TestCase):
         standin.Orchestrator(cwd, agent, "t", runner=standin.run_here).play()
         self.assertEqual(standin.tree(cwd), before)
         briefs = {os.path.basename(p)[:-3]: read(p) for p in glob.glob(os.path.join(cwd, ".arena", "t", "b", "*.md"))}
-        self.assertEqual({job_kind(j) for j in briefs}, {"spawn", "atk", "def", "judge", "final"})
+        self.assertEqual({job_kind(j) for j in briefs}, {"spawn", "atk", "def", "judge", "final", "merge"})
         return cwd, agent, briefs
 
 
@@ -115,7 +115,7 @@ class Briefs(Project):
         self.assertIn("running code: ON (--run-code)", out)
         _, out, _ = run_cli(["plan", "--agents", "8", "--run-code", "--job-minutes", "30"], cwd)
         self.assertIn("running code: ON", out)
-        self.assertIn("time per job: spawn 30, attack 16, defend 16, judge 10, final 10 minutes", out)
+        self.assertIn("time per job: spawn 30, attack 16, defend 16, judge 10, final 10, probe 16, merge 30 minutes", out)
 
 
 class Exec(Project):
@@ -186,8 +186,10 @@ class Exec(Project):
 class JobMinutes(unittest.TestCase):
     def test_parse(self):
         self.assertEqual(parse_job_minutes(None), PHASE_MINUTES)
-        self.assertEqual(parse_job_minutes("30"), {"spawn": 30, "atk": 16, "def": 16, "judge": 10, "final": 10})
-        self.assertEqual(parse_job_minutes("1"), {"spawn": 1, "atk": 1, "def": 1, "judge": 1, "final": 1})
+        self.assertEqual(parse_job_minutes("30"), {"spawn": 30, "atk": 16, "def": 16, "judge": 10, "final": 10,
+                                                   "probe": 16, "merge": 30})
+        self.assertEqual(parse_job_minutes("1"), {"spawn": 1, "atk": 1, "def": 1, "judge": 1, "final": 1, "probe": 1,
+                                                  "merge": 1})
         self.assertEqual(parse_job_minutes("attack=3, judge=9"), dict(PHASE_MINUTES, atk=3, judge=9))
         for bad in ("0", "601", "spawn=0", "lunch=5", "abc", "spawn=5,", "-3", "spawn=x"):
             with self.assertRaises(ArenaError, msg=bad):
@@ -211,7 +213,7 @@ class JobMinutes(unittest.TestCase):
         with redirect_stdout(buf):
             cli.print_handed_out(st, 1000.0 + 60 * 60)
         self.assertEqual(buf.getvalue().splitlines(), [
-            "time per job: spawn 15, attack 8, defend 8, judge 5, final 5 minutes; handed out now: 3",
+            "time per job: spawn 15, attack 8, defend 8, judge 5, final 5, probe 8, merge 15 minutes; handed out now: 3",
             "  spawn-a001: 60 min since handed out, over its 15",
             "  spawn-a002: 10 min since handed out",
             "  r1-m1-judge: 8 min since handed out, over its 5"])

@@ -81,7 +81,7 @@ DEFAULT_LANE_WAIT = 540
 
 # How many times a job is handed out before its fallback applies; judges (the
 # baseline check's too) get a fresh pair of labels on every try.
-TRIES = {"spawn": 2, "atk": 2, "def": 2, "judge": 3, "final": 3}
+TRIES = {"spawn": 2, "atk": 2, "def": 2, "judge": 3, "final": 3, "probe": 2, "merge": 2}
 
 
 MAX_SOLUTION_BYTES = 512 * 1024

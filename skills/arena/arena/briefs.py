@@ -14,9 +14,9 @@ import re
 from .base import (ArenaError, BRACKET, DEFAULT_LANE_WAIT, SKILL_DIR, MAX_ATTACKS, MAX_SOLUTION_BYTES,
                    read_text)
 from .cards import card_parts
-from .jobs import (FINAL, attack_id, defence_id, is_done, job_kind, judge_copy, judge_folder, match_of, outputs_of,
-                   parse_job)
-from .state import find_match, judges_of, judge_sides, opponent
+from .jobs import (FINAL, MERGE, attack_id, defence_id, is_done, job_kind, judge_copy, judge_folder, match_of,
+                   outputs_of, parse_job)
+from .state import card_of, find_match, judges_of, judge_sides, opponent, path_of
 from .storage import atomic_write
 from .outputs import BadOutput, HEADER, read_output
 from .workspace import EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, point_reproducers, work_folder
@@ -27,7 +27,7 @@ def load_template(kind):
 
 
 def card_text(st, agent, cards):
-    return "\n".join("- %s (%s): %s" % part for part in card_parts(cards, st["cards"][agent]))
+    return "\n".join("- %s (%s): %s" % part for part in card_parts(cards, card_of(st, agent)))
 
 
 def fenced(st, task):
@@ -195,19 +195,78 @@ def write_brief(ctx, job, attempt):
             values["reproducers"], reproduced = reproducer_section(ctx, job, m, sides, names, agents, labels, values)
         else:
             reproduced = None
+            shipped = st["ship"] or st["champion"]  # the text that ships: the champion's, or a merge that beat it
             for side, label in zip(sides, names):
-                src = st["sol"][st["champion"]] if side == "winner" else "baseline.md"
+                src = st["sol"][shipped] if side == "winner" else "baseline.md"
                 dst = judge_copy(job, label, "solution")
                 make_room(run, dst)
-                blind_copy(ctx, src, dst, [st["champion"]], [label])
+                blind_copy(ctx, src, dst, [shipped], [label])
                 inputs.append("- %s: %s" % (label, rel(dst)))
         values.update({"label_a": names[0], "label_b": names[1], "inputs": "\n".join(inputs),
                        "rubric": "\n".join("- %s (%d): %s" % r for r in ctx.rubric),
                        "criteria": ", ".join(c for c, _, _ in ctx.rubric),
                        "example": verdict_example(job, names, ctx.rubric, kind == "judge", reproduced)})
+    elif kind == "probe":
+        values.update(probe_values(ctx, job, attempt, rel))
+    elif kind == MERGE:
+        values.update(merge_values(ctx, job, rel))
+        values["solution_output"] = rel(outs[1])
     template = load_template({"atk": "attack", "def": "defend"}.get(kind, kind))
     make_room(run, os.path.join("b", job + ".md"))
     atomic_write(run.path("b", job + ".md"), fill(template, values), durable=False)
+
+
+def probe_values(ctx, job, attempt, rel):
+    """A probe's inputs: every survivor's latest solution, blinded, under its label."""
+    st = ctx.st
+    sides, names = judge_sides(st, job, attempt)
+    make_room(ctx.run, judge_folder(job), folder=True)
+    os.makedirs(ctx.run.path(judge_folder(job)), exist_ok=True)
+    inputs = []
+    for agent, label in zip(sides, names):
+        dst = judge_copy(job, label, "solution")
+        make_room(ctx.run, dst)
+        blind_copy(ctx, st["sol"].get(agent), dst, sides, names)
+        inputs.append("- %s: %s" % (label, rel(dst)))
+    half = max(1, len(names) // 2)
+    example = {"job": job, "groups": [names[:half], names[half:]] if len(names) > 1 else [names], "inputs": 420,
+               "reason": "%s and %s differ on the empty input; the rest give the same results for all 420."
+                         % (names[0], names[-1])}
+    return {"inputs": "\n".join(inputs), "count": str(len(names)), "labels": ", ".join(names),
+            "example": json.dumps(example)}
+
+
+# How the merge's brief names the two finalists: the bracket's winner is the base.
+MERGE_LABELS = ("Base", "Other")
+
+
+def merge_values(ctx, job, rel):
+    """The merge's inputs: both finalists' latest solutions and, match by match, the attacks on
+    each and its answers, blinded (the two are Base and Other, anyone else another agent)."""
+    st = ctx.st
+    sides = [st["merged"]["base"], st["merged"]["other"]]
+    make_room(ctx.run, judge_folder(job), folder=True)
+    os.makedirs(ctx.run.path(judge_folder(job)), exist_ok=True)
+    inputs = []
+    for agent, label in zip(sides, MERGE_LABELS):
+        dst = judge_copy(job, label, "solution")
+        make_room(ctx.run, dst)
+        blind_copy(ctx, st["sol"].get(agent), dst, sides, list(MERGE_LABELS))
+        inputs.append("- the %s solution (%s): %s" % ("base" if label == "Base" else "other", label, rel(dst)))
+        for m, res in path_of(st, agent):
+            if not res or res["how"] == "forfeit":
+                continue
+            rnd = m["id"].split("-")[0]
+            atk, dfc = attack_id(m["id"], opponent(m, agent)), defence_id(m["id"], agent)
+            for src, part, what in ((outputs_of(atk)[0], "%s-attacks" % rnd, "attacks on it"),
+                                    (outputs_of(dfc)[0], "%s-answers" % rnd, "its answers")):
+                if fell_back(st, atk if part.endswith("attacks") else dfc):
+                    continue
+                dst = judge_copy(job, label, part)
+                make_room(ctx.run, dst)
+                blind_copy(ctx, src, dst, sides, list(MERGE_LABELS))
+                inputs.append("  - round %s, %s: %s" % (rnd[1:], what, rel(dst)))
+    return {"inputs": "\n".join(inputs)}
 
 
 def reproducer_section(ctx, job, m, sides, names, agents, labels, values):

@@ -10,11 +10,11 @@ optional is added; affordable() says whether optional work fits the caps (`--max
 `--max-tokens`) with that floor still covered. Pure functions of the state.
 """
 
-from .jobs import FINAL, READY, is_done, job_kind, match_of, spawn_id
+from .jobs import FINAL, MERGE, OPEN, READY, is_done, job_kind, match_of, spawn_id, status
 
 
 # What the spend is kept by: the kinds of job, and the lanes and conductors that run them.
-SPEND_KINDS = ("spawn", "atk", "def", "judge", "final", "lane", "conductor")
+SPEND_KINDS = ("spawn", "atk", "def", "judge", "final", "probe", "merge", "lane", "conductor")
 # Orchestration: sub-agent calls that run jobs; counted and shown, but not the jobs a cap counts.
 ORCHESTRATION = ("lane", "conductor")
 # How many calls a match of a future round needs at the least: two attacks, two defences, a judge.
@@ -101,9 +101,12 @@ def still_needed(st):
         if info["s"] == READY and match_of(job) not in doomed:
             kind = job_kind(job)
             need[kind] = need.get(kind, 0) + 1
+    # the rounds not paired yet; and the checked merge's match, while its challenger is being written
+    matches = future_matches(st) + (1 if status(st, MERGE) in OPEN else 0)
     for kind, calls in MATCH_CALLS.items():
-        need[kind] = need.get(kind, 0) + calls * future_matches(st)
-    if st["baseline"] and FINAL not in st["jobs"] and st["champion"] is None:
+        need[kind] = need.get(kind, 0) + calls * matches
+    if st["baseline"] and FINAL not in st["jobs"] and st["ship"] is None and \
+            (st["champion"] is None or st["sol"].get(st["champion"])):
         need[FINAL] = need.get(FINAL, 0) + 1
     return need
 
@@ -159,6 +162,17 @@ def affordable(st, calls, kind):
         return False
     if st.get("max_tokens") is not None and \
             spent_tokens(st) + floor_tokens(st) + calls * call_tokens(st, kind) > st["max_tokens"]:
+        return False
+    return True
+
+
+def affordable_work(st, work):
+    """Whether a piece of optional work, {kind: calls}, fits the caps with the floor still covered."""
+    calls = sum(work.values())
+    if st.get("max_calls") is not None and spent_calls(st) + floor_calls(st) + calls > st["max_calls"]:
+        return False
+    if st.get("max_tokens") is not None and spent_tokens(st) + floor_tokens(st) + \
+            sum(n * call_tokens(st, kind) for kind, n in work.items()) > st["max_tokens"]:
         return False
     return True
 

@@ -22,14 +22,14 @@ from .base import (ArenaError, DEFAULT_AGENTS, DEFAULT_BATCH, DEFAULT_LANE_JOBS,
 from .cards import card_count as cards_allow, card_names, card_sizes, load_cards, load_rubric
 from .jobs import (DONE, ISSUED, OPEN, READY, STUCK, attack_id, count_in, defence_id, job_kind, outputs_of, parse_job,
                    round_of)
-from .state import alive_agents, deps_done, find_match, matches_decided, new_state, opponent, path_of
+from .state import alive_agents, bracket_rounds, deps_done, find_match, matches_decided, new_state, opponent, path_of
 from .storage import Run, atomic_write, find_run
 from .context import Context, open_run
 from .outputs import attacks_on, check_output
 from .briefs import last_judged_copy, load_template, write_brief, write_conductor_brief, write_lane_brief
 from .schedule import planned_waves
-from .wording import (baseline_verdict, code_line, fixes_text, looks_text, pairing_text, points, progress_line,
-                      reproducer_note, spend_lines)
+from .wording import (baseline_verdict, code_line, fixes_text, looks_text, merge_lines, pairing_text, points,
+                      progress_line, reproducer_note, spend_lines)
 from .decision import lane_step, plan_next, render_lane, render_next, settle_state
 from .audit import fingerprint, tree_changes
 from .workspace import (EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, format_minutes,
@@ -131,7 +131,8 @@ def cmd_init(args):
           "mode": "direct" if args.direct else "conductor" if args.waves else "lanes", "lane_jobs": args.lane_jobs,
           "sizes": list(sizes), "run_code": bool(args.run_code), "minutes": minutes,
           "pairing": "rated", "most_looks": list(MOST_LOOKS), "per_call": each,
-          "max_calls": args.max_calls, "max_tokens": args.max_tokens}
+          "max_calls": args.max_calls, "max_tokens": args.max_tokens, "settle": args.settle,
+          "merge": args.merge == "on"}
     ev["plan_waves"] = planned_waves(ev)
     with run.lock():
         run.append([ev])
@@ -172,7 +173,7 @@ def cmd_demo(args):
         agents=args.agents, quick=False, seed=seed, task_file=None, task_text=DEMO_TASK, baseline_file=None,
         wave=args.wave, run=name, model=None, judge_model=None, recheck=str(DEFAULT_RECHECK), final_judges=1,
         no_pack=False, direct=True, waves=False, lane_jobs=DEFAULT_LANE_JOBS, batch_waves=DEFAULT_BATCH, run_code=False,
-        job_minutes=None, max_calls=None, max_tokens=None)
+        job_minutes=None, max_calls=None, max_tokens=None, settle="ask", merge="on")
     with contextlib.redirect_stdout(io.StringIO()):  # init's "next:" advice does not apply here
         cmd_init(init)
     print("demo: a whole run offline with %s, no model and no tokens: each has a hidden quality, "
@@ -191,6 +192,11 @@ def cmd_demo(args):
         if act["action"] == "wave":
             for call in act["calls"]:
                 demo.play(".", call["prompt"], seed)
+        elif act["action"] == "settle":
+            # no one to ask here, so the bracket goes on, as SKILL.md says for a run without a user
+            print("the field looks settled: %s; the demo plays on" % act["settle"]["why"])
+            with open_run(name) as ctx:
+                ctx.commit([{"e": "settle", "choice": "continue"}])
         elif act["action"] != "wait" or retry:
             raise ArenaError("the demo stopped at '%s'; run 'bracket.py status --run %s' and report this as a bug"
                              % (act["action"], name))
@@ -201,11 +207,12 @@ def cmd_demo(args):
     # what no real run can know: how good each competitor really was
     quality = {agent: demo.quality_of(seed, agent) for agent in st["cards"]}
     ranked = sorted(quality, key=lambda agent: (-quality[agent], agent))
-    upsets = sum(1 for res in st["results"].values() if quality[res["w"]] < quality[res["l"]])
+    bracket = [res for res in st["results"].values() if res["w"] in quality and res["l"] in quality]
+    upsets = sum(1 for res in bracket if quality[res["w"]] < quality[res["l"]])
     if st["results"]:
         print("hidden quality, known only to the demo: the winner %s started as #%d of %d; the weaker side won %d of %s"
               % (st["champion"], ranked.index(st["champion"]) + 1, len(ranked), upsets,
-                 plural(len(st["results"]), "match")))
+                 plural(len(bracket), "match")))
     quiet = argparse.Namespace(run=name)
     cmd_winner(quiet)
     cmd_report(quiet)
@@ -385,6 +392,21 @@ def cmd_pairings(args):
             res = st["results"].get(m["id"])
             tail = "  -> %s (%s)" % (res["w"], res["how"]) if res else ""
             print("%s  %s (%s) vs %s (%s)%s" % (m["id"], m["a"], modes(m["a"]), m["b"], modes(m["b"]), tail))
+
+
+def cmd_settle(args):
+    """Answer a settle offer: play the bracket out, or finish now with the leader."""
+    with open_run(args.run) as ctx:
+        st = ctx.st
+        if not st["settle"] or st["settle"]["choice"] is not None:
+            raise ArenaError("run %s has no settle offer waiting for an answer; run next" % st["run"])
+        ctx.commit([{"e": "settle", "choice": args.choice}])
+        if args.choice == "finish":
+            print("finished early after round %d: %s wins (the leader by average score so far)"
+                  % (st["settle"]["round"], st["champion"]))
+        else:
+            print("the bracket goes on: round %d paired" % len(st["rounds"]))
+        print("next: next --run %s" % st["run"])
 
 
 def cmd_record(args):
@@ -570,41 +592,33 @@ def print_winner(ctx):
     if st["champion"] is None:
         raise ArenaError("no winner yet: %s; keep running next" % progress_line(st))
     champ = st["champion"]
-    sol = st["sol"].get(champ)
-    rounds = len(st["rounds"])
+    shipped = st["ship"] or champ
+    sol = st["sol"].get(shipped)
+    rounds = len(bracket_rounds(st))
     print("winner %s of %s after %s (seed %d)" % (
         champ, plural(st["agents"], "agent"), plural(rounds, "round"), st["seed"]))
     print("card: %s" % " / ".join(card_names(ctx.cards, st["cards"][champ])))
-    print("solution: %s" % (run.path(sol) if sol else "none: no competitor produced a valid solution"))
-    judged = last_judged_copy(ctx, champ) if sol else None
+    if sol and shipped != champ:
+        print("solution: %s (the checked merge, which beat %s; see below)" % (run.path(sol), champ))
+    else:
+        print("solution: %s" % (run.path(sol) if sol else "none: no competitor produced a valid solution"))
+    judged = last_judged_copy(ctx, shipped) if sol else None
     if judged and not judged[1]:
         print("warning: that file changed after the judges last read it (a late write by an earlier try, "
               "or an edit); the text they judged is %s (agent ids replaced by labels)" % run.path(judged[0]))
+    if st["settle"] and st["settle"]["choice"] == "finish":
+        print("finished early after round %d: %s; the leader by average score so far stands" % (
+            st["settle"]["round"], st["settle"]["why"]))
     for m, res in path_of(st, champ):
-        opp = opponent(m, champ)
-        line = "%s vs %s: %s" % (m["id"], opp, res["how"])
-        if res.get("tot"):
-            looks = res.get("n", 1)
-            line += " %s-%s (margin %s)" % (points(res["tot"][champ], looks), points(res["tot"][opp], looks),
-                                             points(res["tot"][champ] - res["tot"][opp], looks))
-        if looks_text(st, m, res):
-            line += ", " + looks_text(st, m, res)
-        if res.get("rule") == "fatal":
-            line += ", opponent had a verified FATAL flaw"
-        print(line)
-        why = pairing_text(st["rounds"][round_of(m["id"]) - 1], m)
-        if why:
-            print("  " + why)
-        answers = st["summ"].get(defence_id(m["id"], champ), {}).get("ans", "")
-        for k, (label, summary) in enumerate(attacks_on(ctx, attack_id(m["id"], opp))):
-            reply = {"C": "conceded and fixed", "R": "rebutted"}.get(answers[k:k + 1], "unanswered")
-            note = reproducer_note(st, m["id"], champ, k + 1)
-            print("  %s %s -> %s%s" % (label, summary.strip()[:100], reply, "; " + note if note else ""))
-        if res["how"] != "forfeit":
-            print("  %s; %s" % (fixes_text(st, m, champ), fixes_text(st, m, opp)))
+        print_match(ctx, m, res, champ)
     byes = [r["n"] for r in st["rounds"] if r["bye"] == champ]
     if byes:
         print("byes: round %s" % ", ".join(str(b) for b in byes))
+    for line in merge_lines(st):
+        print(line)
+    if st["merged"] and st["merged"].get("match") in st["results"]:
+        m = find_match(st, st["merged"]["match"])
+        print_match(ctx, m, st["results"][m["id"]], champ)
     print_final(st)
     for line in spend_lines(st):
         print(line)
@@ -614,11 +628,38 @@ def print_winner(ctx):
     print_tree_changes(run)
 
 
+def print_match(ctx, m, res, champ):
+    """One match of the champion's: the score, how the looks went, the attacks on it and what
+    each side fixed."""
+    st = ctx.st
+    opp = opponent(m, champ)
+    line = "%s vs %s: %s" % (m["id"], opp, res["how"])
+    if res.get("tot"):
+        looks = res.get("n", 1)
+        line += " %s-%s (margin %s)" % (points(res["tot"][champ], looks), points(res["tot"][opp], looks),
+                                         points(res["tot"][champ] - res["tot"][opp], looks))
+    if looks_text(st, m, res):
+        line += ", " + looks_text(st, m, res)
+    if res.get("rule") == "fatal":
+        line += ", %s had a verified FATAL flaw" % ("opponent" if res["w"] == champ else champ)
+    print(line)
+    why = pairing_text(st["rounds"][round_of(m["id"]) - 1], m)
+    if why:
+        print("  " + why)
+    answers = st["summ"].get(defence_id(m["id"], champ), {}).get("ans", "")
+    for k, (label, summary) in enumerate(attacks_on(ctx, attack_id(m["id"], opp))):
+        reply = {"C": "conceded and fixed", "R": "rebutted"}.get(answers[k:k + 1], "unanswered")
+        note = reproducer_note(st, m["id"], champ, k + 1)
+        print("  %s %s -> %s%s" % (label, summary.strip()[:100], reply, "; " + note if note else ""))
+    if res["how"] != "forfeit":
+        print("  %s; %s" % (fixes_text(st, m, champ), fixes_text(st, m, opp)))
+
+
 def print_final(st):
     if not st["baseline"]:
         return
     f = st["final"]
-    if f is None and not st["sol"].get(st["champion"]):
+    if f is None and not st["sol"].get(st["ship"] or st["champion"]):
         print("baseline check: not run: the run has no solution to compare with the old answer")
     elif f is None:
         print("baseline check: not run yet (run next)")
@@ -731,6 +772,12 @@ def build_parser():
     c.add_argument("--lane-jobs", type=whole, default=DEFAULT_LANE_JOBS,
                    help="jobs per lane before a set of lanes hands back (default %d)" % DEFAULT_LANE_JOBS)
     c.add_argument("--batch-waves", type=whole, default=DEFAULT_BATCH, help="waves per conductor")
+    c.add_argument("--settle", choices=("ask", "auto", "never"), default="ask",
+                   help="when the survivors look interchangeable: ask whether to finish early (default), finish "
+                        "at once (auto), or always play the bracket out (never)")
+    c.add_argument("--merge", choices=("on", "off"), default="on",
+                   help="after the final, a challenger built from both finalists must beat the winner to ship "
+                        "(default on)")
 
     c = command("demo", cmd_demo, "play a whole run offline with stand-in agents, then print the winner and "
                 "the report's path; writes under .arena/ like a real run", "seed", "wave")
@@ -767,6 +814,9 @@ def build_parser():
     c.add_argument("agent")
     c.add_argument("--reason", required=True)
     command("advance", cmd_advance, "eliminate the losers and pair the survivors", "run")
+    c = command("settle", cmd_settle, "answer a settle offer: continue the bracket, or finish now with the leader",
+                "run")
+    c.add_argument("choice", choices=("continue", "finish"))
     command("status", cmd_status, "progress, rounds, alive agents, and files changed outside .arena/", "run")
     command("winner", cmd_winner, "the survivor, its card, path, the attacks it survived, the baseline check", "run")
     command("report", cmd_report, "write report.html: the bracket, scores, attacks and the winner's path", "run")

@@ -10,13 +10,16 @@ journaled events (ctx.commit).
 import os
 import time
 
+from . import budget
 from .base import ArenaError, DEFAULT_LANE_JOBS, MAX_LANES, plural
+from .estimate import expected_looks
+from .workspace import PHASE_MINUTES
 from .jobs import ISSUED, OPEN, count_in, is_judging, jobs_in, outputs_of, tries
 from .state import find_match, finished, judge_sides, round_done
 from .outputs import collect_events
 from .briefs import write_brief, write_lane_brief
 from .schedule import pick_jobs, pick_wave, priority, progress, spawn_positions
-from .wording import after_refusal, progress_line
+from .wording import after_refusal, minutes, progress_line, tokens
 
 
 def advance_events(st):
@@ -88,7 +91,7 @@ def plan_next(ctx, retry=False, conductor=False, returned=None, used=None):
     free = st["wave"] - len(outstanding)
     if finished(st):
         act.update(action="finished", command="winner --run %s" % st["run"])
-        if not st["sol"].get(st["champion"]):
+        if not st["sol"].get(st["ship"] or st["champion"]):
             act["no_solution"] = True
     elif last and not last.get("shown", True) and unshown and len(unshown) == last["size"]:
         # handed out but never printed (the command was killed in between): show the same wave again
@@ -103,6 +106,8 @@ def plan_next(ctx, retry=False, conductor=False, returned=None, used=None):
         act.update(action="wait", waiting=outstanding, wave=len(st["waves"]))
     elif st["manual"]:
         act.update(action="manual", matches=[manual_match(ctx, mid, why) for mid, why in sorted(st["manual"].items())])
+    elif st["settle"] and st["settle"]["choice"] is None:
+        act.update(action="settle", settle=dict(st["settle"], cost=finishing_cost(st)))
     elif st["mode"] == "lanes" and not conductor:
         act.update(action="lanes", calls=start_lanes(ctx), brief=run.path("lane.md"))
     elif st["mode"] == "conductor" and not conductor:
@@ -119,6 +124,28 @@ def plan_next(ctx, retry=False, conductor=False, returned=None, used=None):
         hand_out(ctx, wave, {"wave": len(st["waves"]) + 1})
         act.update(action="wave", wave=len(st["waves"]), calls=wave_calls(ctx, wave))
     return finish_act(st, act)
+
+
+def finishing_cost(st):
+    """(calls, tokens, sub-agent seconds) the rest of the bracket would cost from a settle offer:
+    its jobs, and the later looks it may expect, by the run's own averages where it has them."""
+    field = st["settle"]["alive"]
+    calls = {"atk": 2 * (field - 1), "def": 2 * (field - 1),
+             "judge": (field - 1) + expected_looks(field, st["wave"]) if st["recheck"] is not None else field - 1}
+    if st["baseline"]:
+        calls["final"] = 1
+    seconds = 0.0
+    for kind, n in calls.items():
+        spend = st["spend"].get(kind)
+        per = spend["sec"] / float(spend["calls"]) if spend and spend["calls"] and spend["sec"] else \
+            60.0 * st["minutes"].get(kind, PHASE_MINUTES[kind])
+        seconds += n * per
+    return sum(calls.values()), sum(n * budget.call_tokens(st, k) for k, n in calls.items()), seconds
+
+
+def cost_text(cost):
+    calls, tok, seconds = cost
+    return "%s, %s tokens and %s of sub-agent time" % (plural(calls, "sub-agent call"), tokens(tok), minutes(seconds))
 
 
 def manual_match(ctx, mid, why):
@@ -250,9 +277,9 @@ def render_next(act, run):
     if len(act["notes"]) > 10:
         out.append("(%d more invalid outputs; see status)" % (len(act["notes"]) - 10))
     for cut in act["cuts"][:5]:
-        out.append("budget: " + cut)
+        out.append("left out: " + cut)
     if len(act["cuts"]) > 5:
-        out.append("(%d more left out for the budget; see status)" % (len(act["cuts"]) - 5))
+        out.append("(%d more pieces of optional work left out; see status)" % (len(act["cuts"]) - 5))
     a = act["action"]
     if a == "finished":
         none = " No competitor produced a valid solution: there is none to use or compare." if act.get("no_solution") else ""
@@ -261,6 +288,13 @@ def render_next(act, run):
         out.append("Waiting for %d job(s) of wave %d with no output yet: %s" % (
             len(act["waiting"]), act["wave"], " ".join(act["waiting"][:20]) + (" ..." if len(act["waiting"]) > 20 else "")))
         out.append("If every Agent call of that wave has returned (or was never made), run: next --retry")
+    elif a == "settle":
+        s = act["settle"]
+        out.append("The field looks settled: %s." % s["why"])
+        out.append("Finishing the bracket would still cost about %s. Finishing now makes the leader by average "
+                   "score so far, %s, the winner." % (cost_text(s["cost"]), s["leader"]))
+        out.append("Ask the user, then run one of: settle continue --run %s | settle finish --run %s" % (
+            act["run"], act["run"]))
     elif a == "manual":
         for m in act["matches"]:
             out.append("%s needs a decision by hand: %s." % (m["match"], m["why"]))

@@ -104,6 +104,12 @@ def outputs(project, brief_path, seed=0):
         answers, solution = defend(seed, job, read(project, own), read(project, on_me) if on_me else "",
                                    read(project, on_them) if on_them else "")
         files = [(out, head + answers), (revised, head + solution)]
+    elif job == "merge":
+        challenger = [p for p in paths if p.endswith("/out/merge-sol.md")][0]
+        taken, solution = merge(seed, brief, project)
+        files = [(out, head + taken), (challenger, head + solution)]
+    elif job.startswith("probe-"):
+        files = [(out, json.dumps(probe(job, brief, project)) + "\n")]
     else:
         files = [(out, json.dumps(verdict(seed, job, brief, project)) + "\n")]
     return receipt.group(1), files
@@ -187,6 +193,54 @@ def defend(seed, job, own, attacks, raised=""):
             points += FIX_GAIN[live.pop(fid)[0]]
     left = [(fid, kind, what) for fid, kind, what in flaws if fid in live]
     return "".join(answers), solution_text(min(100.0, points), left, revision + 1, about, steps)
+
+
+# ---------------------------------------------------------------- after the bracket: the merge
+
+# Chance that a merge breaks something instead of taking the better parts (a real merge can).
+MERGE_WORSE = 0.25
+
+
+def merge(seed, brief, project):
+    """(TAKEN sections, challenger) from the two finalists' solutions: usually the base with each
+    of its flaws the other does not have fixed and a step of the other's taken in, which makes
+    it a little better; sometimes the merge breaks a step and the challenger is worse than the
+    base; nothing when the other is far behind."""
+    inputs = section(brief, "Inputs")
+    base_path = re.search(r"^- the base solution \(\w+\): (\S+)$", inputs, re.M).group(1)
+    other_path = re.search(r"^- the other solution \(\w+\): (\S+)$", inputs, re.M).group(1)
+    base, other = read(project, base_path), read(project, other_path)
+    pb, fb, rev, about, steps = read_solution(base)
+    po, fo = read_solution(other)[:2]
+    pb = CENTRE if pb is None else pb
+    po = CENTRE if po is None else po
+    if po < pb - 15.0:
+        return "", base.split("\n", 1)[1] if base.startswith("<!--") else base
+    rng = rng_for(seed, "demo-merge", base, other)
+    theirs = {what for _, _, what in fo}
+    fixed = [(fid, kind, what) for fid, kind, what in fb if what not in theirs]
+    step = 1 + int(rng.random() * steps)
+    taken = "## TAKEN 1: the other solution's step %d, more exact\nIts attackers found nothing there.\n" % step
+    taken += "".join("## TAKEN %d: the other solution's way with %s\nThe other solution has no such flaw.\n"
+                     % (k, what) for k, (_, _, what) in enumerate(fixed, 2))
+    if rng.random() < MERGE_WORSE:
+        left = list(fb) + [("F%d" % (len(fb) + 1), "MAJOR", "a step taken from the other solution contradicts the rest")]
+        return taken, solution_text(pb - 2.0 - 3.0 * rng.random(), left, rev + 1, about, steps)
+    left = [f for f in fb if f not in fixed]
+    points = pb + sum(FIX_GAIN[kind] for _, kind, _ in fixed) + 0.5 + 0.3 * abs(po - pb) * rng.random()
+    return taken, solution_text(min(100.0, points), left, rev + 1, about, steps)
+
+
+def probe(job, brief, project):
+    """A probe's grouping: solutions behave the same when they read as the same quality with the
+    same flaws (what a real probe would see by running them on the same inputs)."""
+    groups = {}
+    for label, path in re.findall(r"^- ([A-Z]\d+): (\S+)$", section(brief, "Inputs"), re.M):
+        points, flaws = read_solution(read(project, path))[:2]
+        key = (round(points or 0.0, 0), tuple(sorted(kind for _, kind, _ in flaws)))
+        groups.setdefault(key, []).append(label)
+    return {"job": job, "groups": [groups[k] for k in sorted(groups)], "inputs": 200,
+            "reason": "The stand-in ran every solution on the same 200 inputs."}
 
 
 # ---------------------------------------------------------------- the judge

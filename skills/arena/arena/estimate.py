@@ -177,8 +177,8 @@ ASSUMED = {"solution": 1500, "attack": 600, "defence": 500, "verdict": 250}
 
 # a brief's own text without the task, by job kind (means of real briefs; a test keeps
 # them within 10%), and what --run-code adds to it
-BRIEF_TOKENS = {"spawn": 900, "atk": 1170, "def": 1380, "judge": 1640, "final": 1210}
-RUN_CODE_TOKENS = {"spawn": 60, "atk": 250, "def": 60, "judge": 200, "final": 60}
+BRIEF_TOKENS = {"spawn": 900, "atk": 1170, "def": 1380, "judge": 1640, "final": 1210, "probe": 1100, "merge": 1060}
+RUN_CODE_TOKENS = {"spawn": 60, "atk": 250, "def": 60, "judge": 200, "final": 60, "probe": 60, "merge": 60}
 
 
 CLIENT_TOKENS = 12000     # Claude Code's system prompt and tool definitions, per sub-agent
@@ -204,8 +204,10 @@ def per_call(task, size=ASSUMED, run_code=False):
     served from the prompt cache), plus the files the brief names, and writes its output.
     """
     s, a, d, v = size["solution"], size["attack"], size["defence"], size["verdict"]
-    reads = {"spawn": 0, "atk": 2 * s, "def": s + a, "judge": 2 * (s + a + d), "final": 2 * s}
-    writes = {"spawn": s, "atk": a, "def": d + s, "judge": v, "final": v}
+    # a probe reads some survivors' code (about eight solutions); the merge both finalists and their matches
+    reads = {"spawn": 0, "atk": 2 * s, "def": s + a, "judge": 2 * (s + a + d), "final": 2 * s, "probe": 8 * s,
+             "merge": 2 * (s + a + d)}
+    writes = {"spawn": s, "atk": a, "def": d + s, "judge": v, "final": v, "probe": v, "merge": s + v}
     out = {}
     for kind in BRIEF_TOKENS:
         start = CLIENT_TOKENS + BRIEF_TOKENS[kind] + (RUN_CODE_TOKENS[kind] if run_code else 0) + task
@@ -240,9 +242,12 @@ def measured_sizes(run, st):
             continue
         kind = job_kind(job)
         for path in outputs_of(job):
-            what = {"spawn": "solution", "atk": "attack", "judge": "verdict", "final": "verdict"}.get(kind)
+            what = {"spawn": "solution", "atk": "attack", "judge": "verdict", "final": "verdict",
+                    "probe": "verdict", "merge": "solution"}.get(kind)
             if kind == "def":
                 what = "solution" if path == revision_file(match_of(job), agent_of(job)) else "defence"
+            if kind == "merge" and path == outputs_of(job)[0]:
+                continue  # its notes of what it took; the challenger is a solution
             try:
                 sums[what][0] += os.path.getsize(run.path(path))
                 sums[what][1] += 1

@@ -3,7 +3,9 @@
 A job id says what the job is: spawn-a017 (a017 writes its first solution),
 r3-m07-atk-a017 (a017 attacks its opponent in match r3-m07), r3-m07-def-a017 (a017
 answers the attacks and revises), r3-m07-judge, r3-m07-judge2, ... (the looks at the
-match) and final (the blind check against the baseline). Every module builds ids with the
+match), probe-r3 (runs every survivor of round 3's code on the same inputs), merge (builds
+the challenger from the two finalists; the challenger, a000, then plays a match like any
+other) and final (the blind check against the baseline). Every module builds ids with the
 functions here and splits them with parse_job, never by hand. A job's record in the state
 is a small dict (docs/state.md lists its keys); its status is one of the constants below.
 Pure: no state changes, no files.
@@ -25,16 +27,17 @@ STATES = (READY, ISSUED, DONE, STUCK, CANCELLED)
 
 
 # Job kinds, as parse_job names them and as TRIES and the minutes per job are keyed.
-KINDS = ("spawn", "atk", "def", "judge", "final")
+KINDS = ("spawn", "atk", "def", "judge", "final", "probe", "merge")
 FINAL = "final"
+MERGE = "merge"
 
 
-JOB_ID = re.compile(r"^(?:spawn-(a\d+)|r(\d+)-m(\d+)-(atk|def)-(a\d+)|r(\d+)-m(\d+)-judge(\d?)|final)$")
+JOB_ID = re.compile(r"^(?:spawn-(a\d+)|r(\d+)-m(\d+)-(atk|def)-(a\d+)|r(\d+)-m(\d+)-judge(\d?)|probe-r(\d+)|final|merge)$")
 
 
 # Jobs left on the longest path from a job to its round's end; round 1's bye
 # spawns feed nothing in round 1, so they fill the judges' waves (Hu's rule).
-CHAIN = {"spawn": 4, "bye": 1, "atk": 3, "def": 2, "judge": 1, "final": 1}
+CHAIN = {"spawn": 4, "bye": 1, "atk": 3, "def": 2, "judge": 1, "final": 1, "probe": 1, "merge": 4}
 
 
 # ---------------------------------------------------------------- ids
@@ -42,6 +45,16 @@ CHAIN = {"spawn": 4, "bye": 1, "atk": 3, "def": 2, "judge": 1, "final": 1}
 def agent_ids(n):
     width = max(3, len(str(n)))
     return ["a%0*d" % (width, i) for i in range(1, n + 1)]
+
+
+def challenger_id(n):
+    """The merged challenger's id in a run of n agents: a000, which no competitor has."""
+    return "a%0*d" % (max(3, len(str(n))), 0)
+
+
+def probe_id(rnd):
+    """The job that runs every survivor of round rnd's code on the same inputs."""
+    return "probe-r%d" % rnd
 
 
 def match_id(rnd, k, matches):
@@ -101,15 +114,19 @@ def parse_job(job):
         return g[3], int(g[1]), int(g[2]), g[4]
     if g[5]:
         return "judge", int(g[5]), int(g[6]), int(g[7] or 1)
-    return FINAL, 0, 0, None
+    if g[8]:
+        return "probe", int(g[8]), 0, None
+    return (MERGE, 0, 0, None) if job == MERGE else (FINAL, 0, 0, None)
 
 
 def job_kind(job):
     """The kind of a well-formed id, without the full parse (called on every job, often)."""
     if job.startswith("spawn-"):
         return "spawn"
-    if job == FINAL:
-        return FINAL
+    if job in (FINAL, MERGE):
+        return job
+    if job.startswith("probe-"):
+        return "probe"
     return "judge" if "-judge" in job else job.split("-")[2]
 
 
@@ -134,18 +151,24 @@ def look_of(job):
 
 
 def is_judging(job):
-    """A job that scores two solutions blind: a match's judge or the baseline check."""
-    return job == FINAL or "-judge" in job
+    """A job that reads solutions blind under labels: a match's judge, the baseline check, a probe."""
+    return job == FINAL or "-judge" in job or job.startswith("probe-")
 
 
 def outputs_of(job):
     """Paths (relative to the run folder) a job must write."""
     kind = job_kind(job)
-    if kind in ("judge", FINAL):
+    if kind in ("judge", FINAL, "probe"):
         return ["out/%s.json" % job]
     if kind == "def":
         return ["out/%s.md" % job, revision_file(match_of(job), agent_of(job))]
+    if kind == MERGE:
+        return ["out/merge.md", MERGED_FILE]
     return ["out/%s.md" % job]
+
+
+# The challenger the merge writes, before its match revises it.
+MERGED_FILE = "out/merge-sol.md"
 
 
 def phase_of(job):
@@ -157,6 +180,10 @@ def phase_of(job):
         return (0, 0)
     if job == FINAL:
         return (10 ** 6, 0)
+    if job == MERGE:
+        return (10 ** 5, 0)
+    if job.startswith("probe-"):
+        return (int(job[7:]), 9)
     part = job.split("-")
     kind = part[2]
     return (int(part[0][1:]), 1 if kind == "atk" else 2 if kind == "def" else 2 + int(kind[5:] or 1))

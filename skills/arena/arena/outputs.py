@@ -11,7 +11,7 @@ import os
 import re
 
 from .base import ArenaError, MAX_ATTACKS, MAX_OTHER_BYTES, MAX_SOLUTION_BYTES, read_text
-from .jobs import DONE, ISSUED, attack_id, job_kind, match_of, outputs_of, parse_job, status
+from .jobs import DONE, ISSUED, MERGE, attack_id, job_kind, match_of, outputs_of, parse_job, status
 from .state import find_match, judge_sides, opponent
 from .workspace import check_reproduced, find_reproducers, work_folder
 
@@ -98,6 +98,45 @@ def parse_also_fixed(body, raised, path):
             raise BadOutput("%s: ALSO FIXED %s appears twice; name each attack once" % (path, num))
         numbers.append(int(num))
     return sorted(numbers)
+
+
+def parse_taken(body, path):
+    """The one-line summaries of a merge's `## TAKEN <n>: ...` sections, numbered in order."""
+    found = re.findall(r"^## TAKEN (\S+?): (.*)$", body, re.M)
+    stray = [line for line in body.splitlines() if line.startswith("## ") and not re.match(r"## TAKEN \S+?: ", line)]
+    if stray:
+        raise BadOutput("%s has a heading that is not '## TAKEN <n>: ...': %r" % (path, stray[0][:60]))
+    for k, (num, _) in enumerate(found, 1):
+        if num != str(k):
+            raise BadOutput("%s: TAKEN %s should be numbered %d" % (path, num[:10], k))
+    return [what.strip()[:200] for _, what in found][:20]
+
+
+def parse_probe(text, job, tries, path):
+    """A probe's verdict: the survivors' labels grouped by the behaviour their code showed.
+
+    tries: the (sides, labels) of the job's tries, the current one first; the verdict must use
+    the labels of one of them, each exactly once."""
+    try:
+        v = json.loads(text, object_pairs_hook=unique_keys)
+    except BadOutput as e:
+        raise BadOutput("%s has a %s; write every key once" % (path, e))
+    except (ValueError, RecursionError):
+        raise BadOutput("%s is not valid JSON" % path)
+    if not isinstance(v, dict) or v.get("job") != job:
+        raise BadOutput("%s must hold one JSON object naming job %s" % (path, job))
+    groups = v.get("groups")
+    if not isinstance(groups, list) or not groups or not all(isinstance(g, list) and g for g in groups):
+        raise BadOutput("%s: 'groups' must be a list of lists of labels, one list per behaviour found" % path)
+    flat = [x for g in groups for x in g]
+    sides, labels = next(((s, n) for s, n in tries if sorted(map(str, flat)) == sorted(n)), tries[0])
+    if sorted(map(str, flat)) != sorted(labels):
+        raise BadOutput("%s: 'groups' must hold each of the labels %s exactly once" % (path, ", ".join(labels)))
+    inputs = v.get("inputs")
+    if isinstance(inputs, bool) or not isinstance(inputs, int) or inputs < 1:
+        raise BadOutput("%s: 'inputs' must be the number of inputs every solution was run on (1 or more)" % path)
+    named = dict(zip(labels, sides))
+    return {"groups": [sorted(named[x] for x in g) for g in groups], "inputs": inputs}
 
 
 def check_solution(text, job, path):
@@ -199,6 +238,14 @@ def check_output(ctx, job):
         if kind == "spawn":
             check_solution(texts[0], job, shown[0])
             return "done", {"sol": outs[0]}
+        if kind == MERGE:
+            taken = parse_taken(strip_header(texts[0], job, shown[0]), shown[0])
+            check_solution(texts[1], job, shown[1])
+            return "done", {"taken": taken, "sol": outs[1]}
+        if kind == "probe":
+            info = st["jobs"][job]
+            tries = [info.get("lab") or judge_sides(st, job, info["t"])] + list(reversed(info.get("old", [])))
+            return "done", parse_probe(texts[0], job, tries, shown[0])
         if kind == "atk":
             body = strip_header(texts[0], job, shown[0])
             out = {"labels": parse_attacks(body, shown[0])}

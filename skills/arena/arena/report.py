@@ -20,12 +20,12 @@ from .base import ArenaError, read_text
 from .cards import PARTS, card_names, load_cards, load_rubric
 from .estimate import field_sizes
 from .jobs import DONE, attack_id, defence_id, job_kind, judge_id, revision_file, round_of
-from .state import alive_agents, looks_of, opponent, path_of
+from .state import alive_agents, bracket_rounds, card_of, find_match, looks_of, opponent, path_of
 from .storage import atomic_write
 from .outputs import HEADER, attacks_on
 from .budget import ORCHESTRATION, SPEND_KINDS
-from .wording import (SPEND_NAMES, baseline_verdict, budget_lines, fixes_text, looks_short, looks_text, minutes,
-                      pairing_text, points, progress_line, reproducer_note, spend_lines, tokens)
+from .wording import (SPEND_NAMES, baseline_verdict, budget_lines, fixes_text, looks_short, looks_text, merge_lines,
+                      minutes, pairing_text, points, progress_line, reproducer_note, spend_lines, tokens)
 
 # Rounds with more matches than this start collapsed, so 2,160 agents stay usable.
 OPEN_ROUND_MAX = 32
@@ -107,8 +107,8 @@ class Report:
     def card(self, agent):
         """The card's three part names, or its raw indices if cards.md changed since."""
         try:
-            return card_names(self.cards, self.st["cards"][agent])
-        except (IndexError, KeyError):
+            return card_names(self.cards, card_of(self.st, agent))
+        except (IndexError, KeyError, TypeError):
             return ["part %s" % i for i in self.st["cards"].get(agent, [])]
 
     def link(self, rel, text, cls=None):
@@ -155,7 +155,8 @@ class Report:
         task = self.task_text()
         first = next((line.strip() for line in task.splitlines() if line.strip()), "(no task.md)")
         title = "Arena %s: %s" % (st["run"], shortened(first, 80))
-        body = [self.header(first, task), self.winner(), self.baseline(), self.solution(), self.bracket(), self.spend(),
+        body = [self.header(first, task), self.winner(), self.merge(), self.baseline(), self.solution(), self.bracket(),
+                self.spend(),
                 self.agents(), self.glossary(), '<footer>Written by bracket.py report at %s. Links are relative to this file.'
                 '</footer>' % esc(time.strftime("%Y-%m-%d %H:%M"))]
         return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -165,15 +166,16 @@ class Report:
 
     def header(self, first, task):
         st = self.st
-        decided = len(st["results"])
-        matches = sum(len(r["matches"]) for r in st["rounds"])
+        bracket = bracket_rounds(st)
+        decided = sum(1 for r in bracket for m in r["matches"] if m["id"] in st["results"])
+        matches = sum(len(r["matches"]) for r in bracket)
         rounds = len(field_sizes(st["agents"])) - 1
         if self.champ:
             status = '<span class="pill win">winner %s</span>' % esc(self.champ)
         else:
             status = '<span class="pill live">in progress</span>'
         facts = [("run", st["run"]), ("seed", st["seed"]), ("agents", st["agents"]),
-                 ("rounds", "%d of %d" % (len(st["rounds"]), rounds)),
+                 ("rounds", "%d of %d" % (len(bracket), rounds)),
                  ("matches decided", "%d of %d" % (decided, max(0, st["agents"] - 1)))]
         if matches and matches < st["agents"] - 1 and not self.champ:
             facts[-1] = ("matches decided", "%d of %d (%d paired)" % (decided, st["agents"] - 1, matches))
@@ -205,16 +207,21 @@ class Report:
                 text = ""
             parts.append('<li><span class="part">%s</span> <b>%s</b> <span class="muted">%s</span></li>'
                          % (esc(part), esc(name), esc(text)))
-        sol = st["sol"].get(champ)
-        rounds = len(st["rounds"])
-        lead = ('<p class="lead"><b class="agent">%s</b> beat %d other agent%s in %d round%s. %s</p>'
+        shipped = st["ship"] or champ
+        sol = st["sol"].get(shipped)
+        rounds = len(bracket_rounds(st))
+        lead = ('<p class="lead"><b class="agent">%s</b> beat %d other agent%s in %d round%s. %s%s</p>'
                 % (esc(champ), st["agents"] - 1, "" if st["agents"] == 2 else "s", rounds,
                    "" if rounds == 1 else "s",
                    ("Final solution: " + self.link(sol, esc(sol))) if sol and self.link(sol, "x")
-                   else "No competitor produced a valid solution." if not sol else ""))
+                   else "No competitor produced a valid solution." if not sol else "",
+                   " (the checked merge, which beat it)" if shipped != champ and sol else ""))
         steps = []
         byes = {r["n"] for r in st["rounds"] if r["bye"] == champ}
         games = {m["id"]: (m, res) for m, res in path_of(st, champ)}
+        merge = (st["merged"] or {}).get("match")
+        if merge in st["results"]:
+            games[merge] = (find_match(st, merge), st["results"][merge])
         for rnd in st["rounds"]:
             if rnd["n"] in byes:
                 steps.append('<li class="step bye-step"><div class="step-head"><span class="rnd">Round %d</span> '
@@ -226,8 +233,18 @@ class Report:
                 '<ul class="card">%s</ul><h3>Path to the title</h3><ol class="path">%s</ol></section>'
                 % (esc(champ), esc(champ), lead, "".join(parts), "".join(steps) or "<li>No matches played.</li>"))
 
+    def merge(self):
+        """The checked merge: what it took from whom, how its match went, which text ships."""
+        lines = merge_lines(self.st)
+        if not lines:
+            return ""
+        links = " ".join(x for x in (self.link("out/merge.md", "what it took"),
+                                     self.link("out/merge-sol.md", "the challenger as written")) if x)
+        return ('<section id="merge"><h2>The checked merge</h2><ul class="spent">%s</ul><div class="files">%s</div>'
+                '</section>' % ("".join("<li>%s</li>" % esc(line.strip()) for line in lines), links))
+
     def solution(self):
-        sol = self.st["sol"].get(self.champ) if self.champ else None
+        sol = self.st["sol"].get(self.st["ship"] or self.champ) if self.champ else None
         text = self.read_solution(sol) if sol else None
         if text is None:
             return ""
@@ -240,9 +257,11 @@ class Report:
         champ, st = self.champ, self.st
         mid, opp = m["id"], opponent(m, champ)
         rnd = round_of(mid)
-        head = ('<div class="step-head"><span class="rnd">Round %d</span> <a class="mid" href="#%s">%s</a> '
+        merge = mid == (st["merged"] or {}).get("match")
+        head = ('<div class="step-head"><span class="rnd">%s</span> <a class="mid" href="#%s">%s</a> '
                 'vs <b class="agent">%s</b> <span class="muted">%s</span>%s</div>'
-                % (rnd, esc(mid), esc(mid), esc(opp), esc(" / ".join(self.card(opp))),
+                % ("Checked merge" if merge else "Round %d" % rnd, esc(mid), esc(mid),
+                   esc(opp + (" (the challenger)" if merge else "")), esc(" / ".join(self.card(opp))),
                    '<span class="how">%s</span>' % esc(self.decided_text(m, res)) if res else ""))
         looks = self.looks(mid)
         table = self.score_table(looks, [champ, opp], [champ, opp], res) if looks else ""
@@ -441,9 +460,10 @@ class Report:
                             " (the winner)" if bye == self.champ else ""))
         on_path = any(m["id"] in self.path_ids for m in matches) or rnd["bye"] == self.champ
         state = "done" if len(decided) == len(matches) else "live"
-        return ('<details class="round" id="round-%d" data-state="%s"%s><summary><span class="rt">Round %d</span> '
+        return ('<details class="round" id="round-%d" data-state="%s"%s><summary><span class="rt">%s</span> '
                 '<span class="muted">%s</span>%s</summary><div class="rows">%s</div></details>' % (
-                    rnd["n"], state, " open" if len(matches) <= OPEN_ROUND_MAX else "", rnd["n"],
+                    rnd["n"], state, " open" if len(matches) <= OPEN_ROUND_MAX else "",
+                    "Checked merge" if rnd.get("merge") else "Round %d" % rnd["n"],
                     esc(" · ".join(notes)), ' <span class="pill onpath">winner played here</span>' if on_path else "",
                     "".join(rows)))
 

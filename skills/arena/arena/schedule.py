@@ -11,7 +11,7 @@ import time
 from . import budget
 from .estimate import field_sizes, packed_waves, plan_rows
 from .jobs import CANCELLED, DONE, ISSUED, OPEN, READY, count_in, job_key, match_of, parse_job, phase_of
-from .state import deps_done, find_match
+from .state import bracket_rounds, deps_done, find_match
 
 
 def spawn_positions(st):
@@ -31,6 +31,8 @@ def priority(st, job, positions):
         return job_key("spawn" if positions[who] < paired else "bye", 0, positions[who], 0)
     if kind == "final":
         return (0, 10 ** 6, 0, 0)
+    if kind in ("probe", "merge"):
+        return job_key(kind, rnd, 0, 0)
     if kind == "judge":
         return job_key("judge", rnd, mno, who)
     m = find_match(st, match_of(job))
@@ -63,9 +65,22 @@ def planned_calls(st):
     n = st["agents"]
     extra = sum(1 for j in st["jobs"] if "-judge" in j and not j.endswith("-judge"))
     cancelled = count_in(st, CANCELLED)
-    final_paired = len(st["rounds"]) == len(field_sizes(n)) - 1
+    final_paired = len(bracket_rounds(st)) == len(field_sizes(n)) - 1
     panel = st["final_judges"] - 1 if n > 1 and not final_paired else 0
-    return 6 * n - 5 + panel + extra + (1 if st["baseline"] else 0) - cancelled
+    return 6 * n - 5 + panel + extra + (1 if st["baseline"] else 0) + merge_calls(st) - cancelled
+
+
+def merge_calls(st):
+    """The checked merge's jobs: the merge and its match (6) while they may still come; the merge
+    alone once it found nothing worth taking or failed; none when it was not tried."""
+    if not st["merge_on"] or st["agents"] < 2:
+        return 0
+    info = st["merged"]
+    if st["champion"] is None:
+        return 6
+    if not info:
+        return 0
+    return 6 if info.get("match") or "taken" not in info and "failed" not in info else 1
 
 
 def planned_waves(st):
@@ -78,7 +93,8 @@ def planned_waves(st):
     return sum(r[5] for r in plan_rows(st["agents"], st["wave"], st["baseline"]))
 
 
-PHASE_NAMES = {"spawn": "spawn", "atk": "attack", "def": "defend", "judge": "judge", "final": "baseline check"}
+PHASE_NAMES = {"spawn": "spawn", "atk": "attack", "def": "defend", "judge": "judge", "final": "baseline check",
+               "probe": "settle probe", "merge": "merge"}
 
 
 def progress(st):
@@ -87,9 +103,11 @@ def progress(st):
     retry = sum(1 for info in st["jobs"].values() if info["s"] == READY and info["t"] > 0)
     waves_plan = max(planned_waves(st), len(st["waves"]))
     open_jobs = [j for j, info in st["jobs"].items() if info["s"] in OPEN]
-    phase = "finished"
+    phase = "finished" if st["champion"] else "waiting for a decision"
     if open_jobs:
-        phase = PHASE_NAMES[parse_job(min(open_jobs, key=phase_of))[0]]
+        first = min(open_jobs, key=phase_of)
+        merge_match = st["merged"] and first.startswith(st["merged"].get("match") or "merge")
+        phase = "merge match" if merge_match and first != "merge" else PHASE_NAMES[parse_job(first)[0]]
     elapsed = eta = None
     lanes = st.get("lanes")
     running = count_in(st, ISSUED)
@@ -108,7 +126,7 @@ def progress(st):
             eta = per * max(0, waves_plan - len(st["waves"]))
     if phase == "finished":
         waves_plan = len(st["waves"])  # the plan was an estimate; a finished run shows what it took
-    return {"round": len(st["rounds"]), "rounds": len(field_sizes(st["agents"])) - 1, "phase": phase,
+    return {"round": len(bracket_rounds(st)), "rounds": len(field_sizes(st["agents"])) - 1, "phase": phase,
             "done": done, "total": planned_calls(st), "wave": len(st["waves"]), "waves": waves_plan,
             "retrying": retry, "elapsed": elapsed, "eta": eta, "running": running,
             "lanes": bool(lanes and not st["waves"]),

@@ -11,18 +11,18 @@ files: storage.py persists it, outputs.py turns files into events.
 from fractions import Fraction
 
 from . import budget
-from .base import ArenaError, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, TRIES, rng_for, shuffled
+from .base import ArenaError, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, TRIES, below, rng_for, shuffled
 from .cards import deal_cards
-from .jobs import (CANCELLED, DONE, FINAL, ISSUED, OPEN, READY, STUCK, agent_ids, agent_of, attack_id,
-                   competitor_jobs, defence_id, is_done, job_kind, judge_id, look_of, match_of, new_record,
-                   round_of, spawn_id)
+from .jobs import (CANCELLED, DONE, FINAL, ISSUED, MERGE, OPEN, READY, STUCK, agent_ids, agent_of, attack_id,
+                   challenger_id, competitor_jobs, defence_id, is_done, job_kind, judge_id, look_of, match_id, match_of,
+                   new_record, probe_id, round_of, spawn_id, status)
 from .judging import (decide, first_looks as round_first_looks, is_close, is_equivalent, looks_after_first,
                       merge_verdicts, most_looks_in, round_kind, wants_more)
 from .pairing import make_round
 from .workspace import PHASE_MINUTES
 
 
-EVENTS = ("init", "issue", "shown", "done", "fail", "record", "advance", "mode", "batch", "lanes")
+EVENTS = ("init", "issue", "shown", "done", "fail", "record", "advance", "mode", "batch", "lanes", "settle")
 
 
 def new_state(ev, sizes):
@@ -49,13 +49,13 @@ def new_state(ev, sizes):
         "lane_jobs": ev.get("lane_jobs", DEFAULT_LANE_JOBS), "lanes": None,
         "per_call": ev.get("per_call") or {}, "max_calls": ev.get("max_calls"), "max_tokens": ev.get("max_tokens"),
         "spend": {}, "cuts": [], "cuts_shown": 0,
+        "settle_mode": ev.get("settle", "never"), "settle": None, "merge_on": bool(ev.get("merge")), "merged": None,
+        "ship": None,
     }
     for a in ids:
         add_job(st, spawn_id(a))
     if n == 1:
-        st["champion"] = ids[0]
-        if st["baseline"]:
-            add_job(st, FINAL)
+        crown(st, ids[0])
     else:
         start_round(st, ids)
     return st
@@ -63,7 +63,8 @@ def new_state(ev, sizes):
 
 # Keys a state gained after format 1 began, with the value a run started before them has;
 # new_state sets them from the init event.
-LATER_KEYS = {"per_call": {}, "max_calls": None, "max_tokens": None, "spend": {}, "cuts": [], "cuts_shown": 0}
+LATER_KEYS = {"per_call": {}, "max_calls": None, "max_tokens": None, "spend": {}, "cuts": [], "cuts_shown": 0,
+              "settle_mode": "never", "settle": None, "merge_on": False, "merged": None, "ship": None}
 
 
 def upgrade(st):
@@ -186,9 +187,11 @@ def deps_of(st, job):
         return []
     if kind == FINAL:
         return [spawn_id(st["champion"])]
+    if kind in ("probe", MERGE):
+        return []  # made when what they read is there: a finished round, a finished bracket
     m = find_match(st, match_of(job))
     if kind == "atk":
-        return [spawn_id(m["a"]), spawn_id(m["b"])]
+        return [first_solution_job(st, m["a"]), first_solution_job(st, m["b"])]
     if kind == "def":
         # a defender reads the attacks on both sides: it fixes any flaw it shares with its opponent
         return [attack_id(m["id"], m["a"]), attack_id(m["id"], m["b"])]
@@ -199,9 +202,14 @@ def deps_done(st, job):
     return all(is_done(st, d) for d in deps_of(st, job))
 
 
+def first_solution_job(st, agent):
+    """The job that wrote the agent's first solution: its spawn, or for the challenger the merge."""
+    return MERGE if st["merged"] and agent == st["merged"]["challenger"] else spawn_id(agent)
+
+
 def no_solution(st, agent):
     """The agent's spawn ended without a usable solution (it forfeits its matches)."""
-    return is_done(st, spawn_id(agent)) and st["sol"].get(agent) is None
+    return is_done(st, first_solution_job(st, agent)) and st["sol"].get(agent) is None
 
 
 # (rounds list, its length, {match id: match}): an index of the state in hand.
@@ -240,8 +248,12 @@ def settle(st, m, winner, info):
     loser = m["b"] if winner == m["a"] else m["a"]
     info.update({"w": winner, "l": loser})
     st["results"][m["id"]] = info
-    st["out"][loser] = round_of(m["id"])
     st["manual"].pop(m["id"], None)
+    if st["merged"] and m["id"] == st["merged"].get("match"):
+        # the checked merge: the challenger ships only if it won; the bracket's winner stays champion
+        ship(st, winner)
+        return
+    st["out"][loser] = round_of(m["id"])
 
 
 def matches_decided(st):
@@ -251,10 +263,19 @@ def matches_decided(st):
 
 def round_done(st):
     """The current round may be closed by next: every match decided, and in round 1
-    the bye's spawn in too, so the scheduler counts it in the round it belongs to."""
+    the bye's spawn in too, so the scheduler counts it in the round it belongs to; and
+    nothing between rounds is pending (a probe running, a settle offer unanswered)."""
     rnd = st["rounds"][-1] if st["rounds"] else None
     bye_ready = rnd is None or rnd["n"] > 1 or not rnd["bye"] or is_done(st, spawn_id(rnd["bye"]))
-    return bye_ready and matches_decided(st)
+    return bye_ready and matches_decided(st) and not between_rounds(st)
+
+
+def between_rounds(st):
+    """A finished round waits for its probe, or for an answer to a settle offer."""
+    if st["settle"] and st["settle"]["choice"] is None:
+        return True
+    rnd = st["rounds"][-1] if st["rounds"] else None
+    return rnd is not None and status(st, probe_id(rnd["n"])) in OPEN
 
 
 def apply(st, ev):
@@ -298,11 +319,11 @@ def apply(st, ev):
     elif kind == "advance":
         alive = alive_agents(st)
         if len(alive) == 1:
-            st["champion"] = alive[0]
-            if st["baseline"] and st["sol"].get(alive[0]):
-                add_job(st, FINAL)
-        else:
+            crown(st, alive[0])
+        elif not settles_or_probes(st, alive):
             start_round(st, alive)
+    elif kind == "settle":
+        choose(st, ev["choice"])
     elif kind == "shown" and "cuts" in ev:
         st["cuts_shown"] = ev["cuts"]
     elif kind == "shown" and "job" in ev:
@@ -350,6 +371,10 @@ def on_done(st, job, out):
         judge_arrived(st, match_of(job))
     elif kind == FINAL:
         st["final"] = out
+    elif kind == "probe":
+        probed(st, out)
+    elif kind == MERGE:
+        merged(st, out)
 
 
 def reproductions(st, mid, side):
@@ -390,7 +415,7 @@ def on_fail(st, job, why):
         on_done(st, job, {"labels": "", "missing": True})
     elif kind == "def":
         on_done(st, job, {"ans": "", "missing": True})
-    elif kind == FINAL:
+    elif kind in (FINAL, "probe", MERGE):
         on_done(st, job, {"missing": True, "why": why[:200]})
     else:
         info["s"] = STUCK
@@ -470,6 +495,15 @@ def opponent(m, agent):
     return m["b"] if agent == m["a"] else m["a"]
 
 
+def probe_sides(st, job, attempt):
+    """(survivors in a seeded order, their labels) for one try of a probe: S1, S2, ... on the
+    first try, T1, T2, ... on the second, so a late output names the try it answers."""
+    rnd = int(job[len("probe-r"):])
+    alive = sorted(a for a in st["cards"] if st["out"].get(a, rnd + 1) > rnd)
+    order = shuffled(rng_for(st["seed"], "probe", job), alive)
+    return order, ["%s%d" % ("STUVWXYZ"[(attempt - 1) % 8], k) for k in range(1, len(order) + 1)]
+
+
 def judge_sides(st, job, attempt):
     """(agents in presentation order, their neutral labels) for one try of a judge.
 
@@ -481,6 +515,8 @@ def judge_sides(st, job, attempt):
     first look's order (the second swapped, the third as the first, ...), so
     position bias cancels as far as the count of looks allows.
     """
+    if job_kind(job) == "probe":
+        return probe_sides(st, job, attempt)
     if job == FINAL:
         sides = ["winner", "baseline"]
     else:
@@ -509,14 +545,159 @@ def label_slice(st, job):
     return shuffled(rng_for(st["seed"], "labels", job), LABELS)[:2 * TRIES["judge"]]
 
 
+# ---------------------------------------------------------------- between rounds: a settled field
+
+def settles_or_probes(st, alive):
+    """What a finished round with survivors left calls for before the next is paired: a settle
+    offer when every match it judged was equivalent, or (in a --run-code run where at least half
+    were) a probe that runs every survivor's code on the same inputs. False: pair the next round.
+    One offer a run: once answered, the bracket goes on to the end."""
+    if st["settle_mode"] == "never" or st["settle"]:
+        return False
+    rnd = st["rounds"][-1]
+    judged = [st["results"][m["id"]] for m in rnd["matches"] if st["results"][m["id"]]["how"] == "judge"]
+    same = sum(1 for r in judged if r.get("eq"))
+    if judged and same == len(judged):
+        offer_settle(st, alive, "every match of round %d that a judge decided (%d) was judged equivalent"
+                     % (rnd["n"], len(judged)))
+        return True
+    if st["run_code"] and judged and 2 * same >= len(judged) and probe_id(rnd["n"]) not in st["jobs"]:
+        if budget.capped(st) and not budget.affordable(st, 1, "probe"):
+            budget.cut(st, "probe-r%d: the settle probe skipped for the budget" % rnd["n"])
+            return False
+        add_job(st, probe_id(rnd["n"]))
+        return True
+    return False
+
+
+def probed(st, out):
+    """The probe is in: one behaviour for every survivor is a settle offer; else the next round."""
+    alive = alive_agents(st)
+    rnd = st["rounds"][-1]
+    groups = out.get("groups")
+    if groups is not None and len(groups) == 1:
+        offer_settle(st, alive, "a probe ran the code of all %d survivors of round %d on the same %d inputs and "
+                     "found one behaviour" % (len(alive), rnd["n"], out.get("inputs", 0)))
+    else:
+        start_round(st, alive)
+
+
+def offer_settle(st, alive, why):
+    rated = rating_values(ratings(st, alive))
+    # the leader by average score so far; equal averages go to the seeded order of the field
+    order = shuffled(rng_for(st["seed"], "settle", len(st["rounds"])), sorted(alive))
+    leader = max(order, key=lambda a: (rated[a], -order.index(a)))
+    st["settle"] = {"round": len(st["rounds"]), "why": why, "leader": leader, "choice": None,
+                    "alive": len(alive)}
+    if st["settle_mode"] == "auto":
+        choose(st, "finish")
+
+
+def choose(st, choice):
+    """The answer to a settle offer: finish now with the leader, or play the bracket out."""
+    st["settle"]["choice"] = choice
+    if choice == "finish":
+        crown(st, st["settle"]["leader"])
+    else:
+        start_round(st, alive_agents(st))
+
+
+# ---------------------------------------------------------------- after the bracket: the checked merge
+
+def crown(st, agent):
+    """The bracket is over: agent is its champion. A checked merge may still challenge it."""
+    st["champion"] = agent
+    if not plan_merge(st, agent):
+        ship(st, agent)
+
+
+def ship(st, agent):
+    """The text that ships is agent's latest solution; the baseline check compares that text
+    (a lone agent's check waits for its first solution, and is cancelled if none comes)."""
+    st["ship"] = agent
+    if st["baseline"] and (st["sol"].get(agent) or not is_done(st, first_solution_job(st, agent))):
+        add_job(st, FINAL)
+
+
+def final_match(st):
+    """The bracket's last match (the one that decided the champion), or None."""
+    played = [r for r in st["rounds"] if not r.get("merge") and r["matches"]]
+    return played[-1]["matches"][-1] if played and len(played[-1]["matches"]) == 1 else None
+
+
+def plan_merge(st, champion):
+    """Start the checked merge when it is on, there is a runner-up with a solution, the
+    finalists were not judged equivalent and the budget pays for it (the merge and a match)."""
+    if not st["merge_on"] or st["agents"] < 2 or not st["sol"].get(champion):
+        return False
+    if st["settle"] and st["settle"]["choice"] == "finish":
+        budget.cut(st, "merge: not tried, the field was settled (its survivors judged interchangeable)")
+        return False
+    m = final_match(st)
+    res = st["results"].get(m["id"]) if m else None
+    if not res:
+        return False
+    runner_up = res["l"]
+    if not st["sol"].get(runner_up):
+        return False
+    if res.get("eq"):
+        budget.cut(st, "merge: not tried, the finalists were judged equivalent")
+        return False
+    if budget.capped(st) and not budget.affordable_work(st, {MERGE: 1, "atk": 2, "def": 2, "judge": 1}):
+        budget.cut(st, "merge: skipped for the budget (it needs about 6 calls)")
+        return False
+    st["merged"] = {"base": champion, "other": runner_up, "challenger": challenger_id(st["agents"])}
+    add_job(st, MERGE)
+    return True
+
+
+def merged(st, out):
+    """The challenger is written (or the merge failed): it meets the champion in a full match."""
+    info, champion = st["merged"], st["champion"]
+    if out.get("missing"):
+        info["failed"] = out.get("why", "")
+        ship(st, champion)
+        return
+    challenger = info["challenger"]
+    info["taken"] = list(out.get("taken", []))
+    if not info["taken"]:
+        # nothing of the runner-up's was worth taking: the challenger is the winner's own text
+        ship(st, champion)
+        return
+    st["sol"][challenger] = out["sol"]
+    number = len(st["rounds"]) + 1
+    rng = rng_for(st["seed"], "merge")
+    m = {"id": match_id(number, 1, 1), "a": champion, "b": challenger,
+         "coin": champion if below(rng, 2) else challenger}
+    rnd = {"n": number, "matches": [m], "bye": None, "merge": True}
+    st["rounds"].append(rnd)
+    info["match"] = m["id"]
+    for job in competitor_jobs(m["id"], champion, challenger):
+        add_job(st, job)
+    for k in range(1, first_looks(st, rnd) + 1):
+        add_job(st, judge_id(m["id"], k))
+
+
+def card_of(st, agent):
+    """An agent's card; the challenger plays with the runner-up's."""
+    if agent in st["cards"]:
+        return st["cards"][agent]
+    return st["cards"][st["merged"]["other"]]
+
+
+def bracket_rounds(st):
+    """The rounds of the bracket, without the checked merge's match."""
+    return [r for r in st["rounds"] if not r.get("merge")]
+
+
 def finished(st):
     return st["champion"] is not None and not any(info["s"] in OPEN for info in st["jobs"].values())
 
 
 def path_of(st, agent):
-    """The matches an agent played, in order, with their results."""
+    """The bracket matches an agent played, in order, with their results (the merge's aside)."""
     games = []
-    for rnd in st["rounds"]:
+    for rnd in bracket_rounds(st):
         for m in rnd["matches"]:
             if agent in (m["a"], m["b"]):
                 games.append((m, st["results"].get(m["id"])))

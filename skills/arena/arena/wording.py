@@ -130,6 +130,8 @@ def after_refusal(st, job):
         "def": "the solution before it stands, with no answers",
         "judge": "the match needs a decision by hand",
         FINAL: "the baseline check is left to you",
+        "probe": "no settle offer: the next round is paired",
+        "merge": "no merge: the winner's text ships",
     }[kind]
 
 
@@ -201,8 +203,34 @@ def budget_lines(st):
         lines.append("budget: at most %s tokens (--max-tokens, kept by the estimate): about %s spent, %s still "
                      "needed at the least" % (tokens(st["max_tokens"]), tokens(budget.spent_tokens(st)), tokens(need)))
     if st["cuts"]:
-        lines.append("left out for the budget: %s" % plural(len(st["cuts"]), "item"))
+        lines.append("optional work left out: %s" % plural(len(st["cuts"]), "item"))
         lines += ["  " + c for c in st["cuts"][-10:]]
+    return lines
+
+
+def merge_lines(st):
+    """What the checked merge did: what it took from whom, and which text ships (the match itself
+    is shown like the champion's others)."""
+    info = st["merged"]
+    if not info:
+        return []
+    champ, other = info["base"], info["other"]
+    if info.get("failed") is not None:
+        return ["checked merge: the merge job failed (%s); %s's text ships" % (info["failed"][:100], champ)]
+    if "taken" in info and not info["taken"]:
+        return ["checked merge: nothing of %s's (the runner-up) was worth taking into %s's solution; %s's text "
+                "ships" % (other, champ, champ)]
+    lines = ["checked merge: a challenger (%s) built on %s's solution took %s from %s, the runner-up%s" % (
+        info["challenger"], champ, plural(len(info.get("taken", [])), "part"), other,
+        ":" if info.get("taken") else "")]
+    lines += ["  TAKEN %d: %s" % (k, what) for k, what in enumerate(info.get("taken", []), 1)]
+    res = st["results"].get(info.get("match"))
+    if res:
+        lines.append("  the challenger %s the match against %s: %s" % (
+            "won" if res["w"] == info["challenger"] else "lost", champ,
+            "its text ships" if res["w"] == info["challenger"] else "%s's own revised text ships" % champ))
+    else:
+        lines.append("  its match against %s is not decided yet" % champ)
     return lines
 
 

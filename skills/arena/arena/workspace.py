@@ -19,11 +19,12 @@ from .base import ArenaError
 
 # Minutes each kind of job is worth; a spawn writes a whole solution, a judge
 # reads two and scores them.
-PHASE_MINUTES = {"spawn": 15, "atk": 8, "def": 8, "judge": 5, "final": 5}
+PHASE_MINUTES = {"spawn": 15, "atk": 8, "def": 8, "judge": 5, "final": 5, "probe": 8, "merge": 15}
 
 
 # The phase names users type, mapped to job kinds.
-PHASE_WORDS = {"spawn": "spawn", "attack": "atk", "defend": "def", "judge": "judge", "final": "final"}
+PHASE_WORDS = {"spawn": "spawn", "attack": "atk", "defend": "def", "judge": "judge", "final": "final", "probe": "probe",
+               "merge": "merge"}
 
 
 EXEC_SECONDS = 60
