@@ -12,6 +12,7 @@ or without, after the session is killed and continued, and after a conductor is
 lost mid-batch. Skipped without a claude binary, except under CI (then it fails).
 """
 
+import json
 import os
 import re
 import shutil
@@ -92,9 +93,16 @@ class ClaudeArenaE2E(unittest.TestCase):
             self.assertTrue(all(len(v) == 1 for v in jobs.values()), jobs)
             kinds = [re.sub(r"^r\d+-m\d+-|-a\d+$", "", j) for j in jobs]
             self.assertEqual(kinds.count("spawn"), N)
-            self.assertEqual((kinds.count("atk"), kinds.count("def"), kinds.count("judge")), (14, 14, 7))
+            # the bracket's 7 matches, and the checked merge's match when its challenger took something
+            with open(os.path.join(run_dir, "state.json"), encoding="utf-8") as f:
+                merged = json.load(f)["state"]["merged"] or {}
+            match = 1 if merged.get("match") else 0
+            self.assertEqual(kinds.count("merge"), 1 if merged else 0)
+            self.assertEqual((kinds.count("atk"), kinds.count("def"), kinds.count("judge")),
+                             (14 + 2 * match, 14 + 2 * match, 7 + match))
             # every look after a match's first (second looks, and third ones to a majority)
-            self.assertEqual(len(jobs), N + 5 * (N - 1) + sum(1 for k in kinds if re.match(r"judge\d+$", k)))
+            self.assertEqual(len(jobs), N + 5 * (N - 1) + kinds.count("merge") + 5 * match +
+                             sum(1 for k in kinds if re.match(r"judge\d+$", k)))
             self.assertEqual(set(jobs), agent_prompts(api))
             self.assertLessEqual(m["max_subagents"], wave, "more than W competitors/judges at once")
             if full:  # every slot was used at some point (not so when the client refuses calls)
