@@ -128,6 +128,7 @@ class StandIn:
         self.misbehave = dict(misbehave or {})
         self.always = dict(always or {})
         self.calls = []
+        self.models = {}  # job -> the model its Agent call named (None: the session's)
         # with run_code, attacks carry reproducers and judges run them; with checks too, every
         # job also writes check.py in its work folder and runs it the way its brief says
         self.run_code, self.code_runs, self.reproduced = run_code, {}, {}
@@ -143,6 +144,7 @@ class StandIn:
         receipt = re.search(r"^(done \S+)$", brief, re.M).group(1)
         job = receipt.split()[1]
         self.calls.append(job)
+        self.models[job] = call.get("model")
         how = self.always.get(job) or self.misbehave.pop(job, None)
         kind = job_kind(job)
         out = re.search(r"`(\.arena/[^`]+?/out/%s\.(?:md|json))`" % re.escape(job), brief).group(1)
@@ -159,7 +161,7 @@ class StandIn:
             return receipt
         if how in (None, "outside"):
             # a well-behaved sub-agent: the product's own stand-in, with quality
-            receipt = demo.play(self.cwd, prompt, self.seed)
+            receipt = demo.play(self.cwd, prompt, self.seed, call.get("model"))
             if self.run_code:
                 self._add_evidence(kind, brief, job, out)
             return receipt

@@ -27,6 +27,9 @@ from tests.e2e.arena_run import TASK, Setup, analyse, bracket, play, rolling_run
 from tests.e2e.fake_api import FakeAPI  # noqa: E402
 from tests.e2e.run_claude import each_version, require_claude, run_claude, side_by_side  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "skills", "arena"))
+from arena.state import job_model, model_of  # noqa: E402
+
 N, SEED = 8, 3
 ARGS = "--agents %d --seed %d %s" % (N, SEED, TASK)
 TIMEOUT = 150
@@ -226,6 +229,41 @@ class ClaudeArenaE2E(unittest.TestCase):
                     refused += sum(1 for line in f if '"never_ran":true' in line)
         self.assertGreaterEqual(refused, 1, "no Agent call was refused: the cap did not bite")
         self.assertEqual(self.lanes_winner(ver), winner)
+
+    # A mixed field (--models): the client sends every competitor job's requests to that
+    # competitor's model, as the Agent call named it (through a lane), and the judges' to
+    # the session's own model; the stand-ins play by the model they were sent to.
+    def test_7_mixed_field_reaches_the_api_by_model(self):
+        def one(ver, binp):
+            setup = self.new_setup()
+            res, api = play(binp, "/arena --agents 8 --seed 3 --wave 3 " + TASK, setup,
+                            ArenaPolicy(init_flags="--models opus,haiku", model_edge=True), timeout=TIMEOUT)
+            self.finished_run(ver, setup, res, api, wave=3)
+            run_dir = os.path.join(setup.cwd, ".arena", re.search(r"^run (\S+): ", bracket(setup, "status")[1],
+                                                                  re.M).group(1))
+            with open(os.path.join(run_dir, "state.json"), encoding="utf-8") as f:
+                st = json.load(f)["state"]
+            self.assertEqual(sorted({model_of(st, a) for a in st["cards"]}), ["haiku", "opus"])
+            session = [r["json"].get("model") for r in m_main_requests(api)]
+            self.assertEqual(len(set(session)), 1, session)
+            seen = {}
+            for r in api.messages_requests():
+                role, job = role_of(r["json"])
+                if role == "job":
+                    seen.setdefault(job, set()).add(r["json"].get("model"))
+            self.assertEqual(set(seen), set(st["jobs"]))
+            for job, models in sorted(seen.items()):
+                self.assertEqual(len(models), 1, (job, models))
+                sent = models.pop()
+                want = job_model(st, job)
+                if want:
+                    self.assertIn(want, sent.lower(), job)
+                else:
+                    self.assertEqual(sent, session[0], job)
+            # both models played, and the judges never ran on a competitor's model by mistake
+            competitor = {job_model(st, j) for j in seen if job_model(st, j)}
+            self.assertEqual(competitor, {"opus", "haiku"})
+        each_version(self, self.bins, one)
 
     def lanes_winner(self, ver):
         """The winner of the same run with no cap: test_5's lanes run, or one played now."""

@@ -66,7 +66,8 @@ class FirstUse(unittest.TestCase):
 
     def test_one_of_a_thing_is_singular(self):
         _, out, _ = run_cli(["plan", "--agents", "2"], self.cwd)
-        self.assertIn("about 3 more judge calls,", out)  # a final plays to three of five looks
+        # the final and the checked merge's match each play to three of five looks
+        self.assertIn("about 5 more judge calls,", out)
         run_cli(["init", "--agents", "2", "--seed", "1", "--task-file", "task.md", "--run", "r"], self.cwd)
         said = []
         for args in (["pairings"], ["status"]):
@@ -82,13 +83,13 @@ class FirstUse(unittest.TestCase):
             self.assertRegex(first, r"\n(Wave 1|Start 1 lanes): 1 Agent call in ONE message")
 
     def test_a_finished_run_counts_the_waves_it_took(self):
-        # seed 4 needs fewer looks than the plan expects: the bracket takes 10 waves where the plan
-        # said 12 (the plan counts the bracket alone), and the checked merge 5 more
+        # seed 4 needs fewer looks than the plan expects: the run takes 15 waves (10 for the bracket,
+        # 5 for the checked merge) where the plan said 18
         with open(os.path.join(self.cwd, "old.md"), "w") as f:
             f.write("old\n")
         run_cli(["init", "--agents", "4", "--wave", "4", "--seed", "4", "--task-file", "task.md", "--baseline-file",
                  "old.md", "--run", "r", "--direct"], self.cwd)
-        self.assertIn("wave 0/12\n", run_cli(["status", "--run", "r"], self.cwd)[1])
+        self.assertIn("wave 0/18\n", run_cli(["status", "--run", "r"], self.cwd)[1])
         standin.Orchestrator(self.cwd, standin.StandIn(self.cwd, seed=4), "r", runner=standin.run_here).play()
         line = run_cli(["status", "--run", "r"], self.cwd)[1].splitlines()[0]
         self.assertRegex(line, r" finished, (\d+)/\1 jobs, wave 15/15, ")
@@ -99,12 +100,13 @@ class FirstUse(unittest.TestCase):
         text = readme.section("Judging: the simulator", readme.BENCHMARKS)
         rows = {m.group(1).strip(): int(m.group(2).replace(",", ""))
                 for m in re.finditer(r"^\| ([^|]+) \|(?: [^|]+ \|){3} ([\d,]+) \(", text, re.M)}
-        _, out, _ = run_cli(["plan", "--agents", "100"], self.cwd)
+        # the simulator plays the bracket: plan without the checked merge's match
+        _, out, _ = run_cli(["plan", "--agents", "100", "--merge", "off"], self.cwd)
         plain = int(re.search(r"^total +(\d+) ", out, re.M).group(1))
         looked = int(re.search(r"(\d+) calls in all", out).group(1))
         self.assertEqual(rows["plain, one judge per match"], plain, rows)
         self.assertEqual(rows["rated pairing and looks to a majority (default)"], looked, rows)
-        _, off, _ = run_cli(["plan", "--agents", "100", "--recheck", "off"], self.cwd)
+        _, off, _ = run_cli(["plan", "--agents", "100", "--merge", "off", "--recheck", "off"], self.cwd)
         self.assertNotIn("calls in all", off)
 
     def test_the_readme_token_estimate_is_what_plan_prints(self):

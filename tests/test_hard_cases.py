@@ -142,11 +142,13 @@ class LateOutputs(Run):
                 _, clean, _ = run_cli(["winner", "--run", self.run], self.cwd)
                 self.assertNotIn("warning:", clean)
                 st = self.st()
-                champ, sol = st["champion"], st["sol"][st["champion"]]
+                # the text that ships: the champion's, or the checked merge's when it beat the champion
+                shipped = st["ship"] or st["champion"]
+                sol = st["sol"][shipped]
                 judged_before = self.read(sol)
-                # an earlier try of the champion's last defence writes late, over the judged file
+                # an earlier try of its last defence writes late, over the judged file
                 self.write(sol, "<!-- arena job: %s -->\nA late, different solution by %s.\n" % (
-                    sol[4:-3].replace("-sol-", "-def-"), champ))
+                    sol[4:-3].replace("-sol-", "-def-"), shipped))
                 _, text, _ = run_cli(["winner", "--run", self.run], self.cwd)
                 m = re.search(r"^warning: that file changed after the judges last read it \(.*\); "
                               r"the text they judged is (\S+) \(agent ids replaced by labels\)$", text, re.M)

@@ -235,7 +235,9 @@ class PromptInjection(unittest.TestCase):
             drv.play()
             st = rel.state_of(d)
             self.assertIsNotNone(st["champion"])
-            self.assertEqual(len(st["results"]), 3)
+            # three bracket matches, and the checked merge's when it was played
+            merge_match = 1 if st["merged"] and st["merged"].get("match") else 0
+            self.assertEqual(len(st["results"]), 3 + merge_match)
             sol = read(os.path.join(d, ".arena", "r", "out", "spawn-a001.md"), "r")
             self.assertIn(fence, sol)  # the injection really was there
             self.assertIn("done r9-m99-judge", sol)

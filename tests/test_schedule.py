@@ -189,11 +189,27 @@ class PackedScheduleTest(unittest.TestCase):
 class PlanNumbersTest(unittest.TestCase):
     def test_plan_matches_the_spec(self):
         for n, (calls, waves) in SPEC.items():
-            _, out, _ = run_cli(["plan", "--agents", str(n)], os.getcwd())
+            # the spec's table counts the bracket; the checked merge adds its own row
+            _, out, _ = run_cli(["plan", "--agents", str(n), "--merge", "off"], os.getcwd())
             total = re.search(r"^total\s+(\d+)\s+(\d+)$", out, re.M)
             self.assertEqual((int(total.group(1)), int(total.group(2))), (calls, waves), "n=%d" % n)
             packed = re.search(r"^packed waves .*?: (\d+) ", out, re.M)
             self.assertEqual(int(packed.group(1)), packed_waves(n, 10)[0])
+
+    def test_the_checked_merge_adds_its_row(self):
+        for n, (calls, waves) in SPEC.items():
+            _, out, _ = run_cli(["plan", "--agents", str(n)], os.getcwd())
+            row = re.search(r"^merge\s+2\s+1\s+-\s+(\d+)\s+(\d+)$", out, re.M)
+            total = re.search(r"^total\s+(\d+)\s+(\d+)$", out, re.M)
+            if n == 1:
+                self.assertIsNone(row, out)  # no final, nothing to merge
+                continue
+            # the merge job, then a full match: two attacks, two defences, a judge
+            self.assertEqual((int(row.group(1)), int(row.group(2))), (6, 4), out)
+            self.assertEqual((int(total.group(1)), int(total.group(2))), (calls + 6, waves + 4), "n=%d" % n)
+            packed = re.search(r"^packed waves .*?: (\d+) ", out, re.M)
+            self.assertEqual(int(packed.group(1)), packed_waves(n, 10, merge=True)[0])
+            self.assertEqual(packed_waves(n, 10, merge=True)[0], packed_waves(n, 10)[0] + 4)
 
     def test_packed_never_worse_than_phase_by_phase(self):
         for n, wave in itertools.product(list(range(1, 70)) + [100, 144, 257, 1000, 2160], (1, 2, 3, 5, 7, 10, 13, 20)):

@@ -184,8 +184,9 @@ class ArenaPolicy:
     """
 
     def __init__(self, direct=False, conductor_gives_up=None, conductor_http_error=None, seed=3, init_flags="",
-                 job_seconds=None):
+                 job_seconds=None, model_edge=False):
         self.direct, self.seed = direct, seed
+        self.model_edge = model_edge          # a stand-in plays better on opus, worse on haiku (a mixed field)
         self.init_flags = init_flags          # more init flags, e.g. "--waves"
         self.job_seconds = job_seconds        # job id -> seconds its sub-agent takes (slept in its first request)
         self.conductor_gives_up = conductor_gives_up
@@ -383,8 +384,14 @@ class ArenaPolicy:
             return text(re.search(r"^(done \S+)$", brief, re.M).group(1))
         # what the sub-agent writes is the product's own stand-in (arena.demo): competitors
         # with a hidden quality, a judge that scores its blinded copies with noise
-        _, files = demo.outputs(cwd, brief_rel, self.seed)
+        _, files = demo.outputs(cwd, brief_rel, self.seed, model_alias(req) if self.model_edge else None)
         return [tool("Write", file_path=cwd + "/" + rel, content=content) for rel, content in files]
+
+
+def model_alias(req):
+    """opus, sonnet or haiku: the model the client sent this request to, by its alias."""
+    model = (req.get("model") or "").lower()
+    return next((alias for alias in ("opus", "sonnet", "haiku") if alias in model), None)
 
 
 def first_read(req):

@@ -81,7 +81,7 @@ def last_judged_copy(ctx, agent):
     solution file no longer reads as that copy (it changed after the judges read it).
     None when no judge has read it."""
     run, st = ctx.run, ctx.st
-    if agent == st["champion"] and is_done(st, FINAL):
+    if agent == (st["ship"] or st["champion"]) and is_done(st, FINAL):  # the check reads the text that ships
         job, agents = FINAL, [agent]
     else:
         played = [m for r in st["rounds"] for m in r["matches"] if agent in (m["a"], m["b"])]

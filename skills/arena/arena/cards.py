@@ -1,8 +1,9 @@
 """The editable data read from the skill folder (cards.md, rubric.md) and the dealer.
 
 deal_cards gives N distinct cards, every part dealt as evenly as possible and, up to 144
-agents, no two agents sharing two parts. Pure functions of (N, sizes, rng); nothing here
-touches a run or its state.
+agents, no two agents sharing two parts; deal_models adds a model as a fourth part when the
+run has a mixed field. Pure functions of (N, sizes, shares, rng); nothing here touches a run
+or its state.
 """
 
 import os
@@ -139,6 +140,89 @@ def deal_cards(n, sizes, rng):
                 t += 1
     pm, pw, ps = shuffled(rng, range(nm)), shuffled(rng, range(nw)), shuffled(rng, range(ns))
     return shuffled(rng, [[pm[m], pw[w], ps[s]] for m, w, s in raw])
+
+
+def model_counts(n, shares):
+    """How many of n agents each model gets: n * share / total of shares, rounded down, and
+    the agents left over one each to the largest remainders (ties to the model listed first)."""
+    total = sum(shares)
+    counts = [n * s // total for s in shares]
+    by_remainder = sorted(range(len(shares)), key=lambda i: (-(n * shares[i] % total), i))
+    for i in by_remainder[:n - sum(counts)]:
+        counts[i] += 1
+    return counts
+
+
+# Above this many agents the dealer skips the swap passes (they cost about n^2 steps),
+# and places each model by the greedy pass alone.
+SWAP_AGENTS = 300
+SWAP_PASSES = 3
+
+
+def deal_models(cards, shares, rng):
+    """A model index for each card: the counts of model_counts, spread over the other parts.
+
+    Each model should hold its share of every reasoning mode, workflow and strategy. The
+    cards are visited in a seeded order and each takes the model, among those with agents
+    left to give, that moves the counts of its three parts least away from those shares
+    (squared distance); then swapping two cards' models is tried while it brings the
+    counts closer, for a few passes. The cards themselves are not changed.
+    """
+    n, k = len(cards), len(shares)
+    counts = model_counts(n, shares)
+    width = [max(c[p] for c in cards) + 1 for p in range(len(PARTS))]
+    size = [[0] * w for w in width]
+    for card in cards:
+        for p in range(len(PARTS)):
+            size[p][card[p]] += 1
+    want = [[[size[p][v] * counts[m] / n for v in range(width[p])] for p in range(len(PARTS))] for m in range(k)]
+    held = [[[0] * w for w in width] for _ in range(k)]
+
+    def cost(m, card, step):
+        # how much farther from the shares model m's counts get if card joins (+1) or leaves (-1) it
+        total = 0.0
+        for p in range(len(PARTS)):
+            v = card[p]
+            off = held[m][p][v] - want[m][p][v]
+            total += (off + step) ** 2 - off ** 2
+        return total
+
+    def move(m, card, step):
+        for p in range(len(PARTS)):
+            held[m][p][card[p]] += step
+
+    order = shuffled(rng, range(n))
+    left, model = list(counts), [0] * n
+    for a in order:
+        model[a] = min((m for m in range(k) if left[m]), key=lambda m: (cost(m, cards[a], 1), m))
+        left[model[a]] -= 1
+        move(model[a], cards[a], 1)
+    for _ in range(SWAP_PASSES if n <= SWAP_AGENTS else 0):
+        swapped = False
+        for i, a in enumerate(order):
+            for b in order[i + 1:]:
+                ma, mb = model[a], model[b]
+                if ma == mb:
+                    continue
+                before = cost(ma, cards[a], -1)
+                move(ma, cards[a], -1)
+                before += cost(mb, cards[b], -1)
+                move(mb, cards[b], -1)
+                after = cost(mb, cards[a], 1)
+                move(mb, cards[a], 1)
+                after += cost(ma, cards[b], 1)
+                move(ma, cards[b], 1)
+                if before + after < -1e-9:
+                    model[a], model[b] = mb, ma
+                    swapped = True
+                else:
+                    move(mb, cards[a], -1)
+                    move(ma, cards[b], -1)
+                    move(ma, cards[a], 1)
+                    move(mb, cards[b], 1)
+        if not swapped:
+            break
+    return model
 
 
 def card_sizes(cards):

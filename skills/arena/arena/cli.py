@@ -19,34 +19,40 @@ import time
 
 from .base import (ArenaError, DEFAULT_AGENTS, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_LANE_WAIT, DEFAULT_RECHECK,
                    DEFAULT_WAVE, MAX_WAVE, MODELS, MOST_LOOKS, QUICK_AGENTS, plural, read_text, rng_for)
-from .cards import card_count as cards_allow, card_names, card_sizes, load_cards, load_rubric
+from .cards import card_count as cards_allow, card_names, card_sizes, load_cards, load_rubric, model_counts
 from .jobs import (DONE, ISSUED, OPEN, READY, STUCK, attack_id, count_in, defence_id, job_kind, outputs_of, parse_job,
                    round_of)
-from .state import alive_agents, bracket_rounds, deps_done, find_match, matches_decided, new_state, opponent, path_of
+from .state import (alive_agents, bracket_rounds, deps_done, find_match, matches_decided, model_of, model_table,
+                    new_state, opponent, path_of)
 from .storage import Run, atomic_write, find_run
 from .context import Context, open_run
 from .outputs import attacks_on, check_output
 from .briefs import last_judged_copy, load_template, write_brief, write_conductor_brief, write_lane_brief
 from .schedule import planned_waves
-from .wording import (baseline_verdict, code_line, fixes_text, looks_text, merge_lines, pairing_text, points,
-                      progress_line, reproducer_note, spend_lines)
+from .wording import (baseline_verdict, code_line, field_text, fixes_text, looks_text, merge_lines, mix_text,
+                      model_lines, pairing_text, points, progress_line, reproducer_note, spend_lines)
 from .decision import lane_step, plan_next, render_lane, render_next, settle_state
 from .audit import fingerprint, tree_changes
 from .workspace import (EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, format_minutes,
                         parse_job_minutes, resolve_in, run_script, temp_changes, temp_snapshot, work_folder)
 from .estimate import (ASSUMED, budget_lines, estimate_tokens, format_estimate, job_counts, measured_sizes, per_call,
-                       plan_table, tokens_of)
+                       plan_model_lines, plan_table, tokens_of)
 
 
 def cmd_plan(args):
     n = QUICK_AGENTS if args.quick else args.agents
     check_numbers(n, args.wave)
+    check_models(n, args)
+    merge = args.merge == "on"
     # read the task before printing anything: a bad --task-file is one line, not a table and then an error
     task = read_input(args.task_file, "--task-file") if args.task_file else None
-    print(plan_table(n, args.wave, args.baseline, args.recheck != "off"))
+    print(plan_table(n, args.wave, args.baseline, args.recheck != "off", merge))
+    calls = job_counts(n, args.wave, args.baseline, args.recheck != "off", merge)
     if task is not None:
-        calls = job_counts(n, args.wave, args.baseline, args.recheck != "off")
         print(format_estimate(estimate_tokens(calls, tokens_of(task), ASSUMED, args.run_code), "assumed"))
+    for line in plan_model_lines(n, args.models, args.model, args.judge_model, calls,
+                                 per_call(tokens_of(task), ASSUMED, args.run_code) if task is not None else None):
+        print(line)
     for line in budget_lines(n, args.wave, args.baseline, args.recheck != "off", args.max_calls, args.max_tokens,
                              per_call(tokens_of(task) if task else 1, ASSUMED, args.run_code), cards_allow(load_cards())):
         print(line)
@@ -81,6 +87,7 @@ def cmd_init(args):
     load_rubric()  # refuse to start with a rubric the judges could not be scored on
     n = QUICK_AGENTS if args.quick else args.agents
     check_numbers(n, args.wave, cards)
+    check_models(n, args)
     if args.seed is not None and args.seed < 0:
         raise ArenaError("--seed must be a whole number 0 or above")
     if args.batch_waves < 1:
@@ -126,6 +133,7 @@ def cmd_init(args):
     sizes = card_sizes(cards)
     ev = {"e": "init", "seq": 1, "run": name, "agents": n, "seed": seed, "wave": args.wave, "at": round(time.time(), 3),
           "fence": fence, "baseline": baseline is not None, "model": args.model, "judge_model": args.judge_model,
+          "models": args.models,
           "recheck": None if args.recheck == "off" else int(args.recheck), "final_judges": args.final_judges,
           "pack": not args.no_pack, "batch_waves": args.batch_waves,
           "mode": "direct" if args.direct else "conductor" if args.waves else "lanes", "lane_jobs": args.lane_jobs,
@@ -145,6 +153,8 @@ def cmd_init(args):
     print("run %s: %s, seed %d, wave %d, %s mode; task in %s" % (
         name, plural(n, "agent"), seed, args.wave, st["mode"], run.path("task.md")))
     print(code_line(st["run_code"], name))
+    for line in model_lines(st)[:1]:
+        print(line + ": " + field_text(st["models"], [row[1] for row in model_table(st)]) if st["models"] else line)
     for line in budget_lines(n, args.wave, st["baseline"], st["recheck"] is not None, st["max_calls"],
                              st["max_tokens"], each, cards_allow(cards)):
         print(line)
@@ -173,7 +183,7 @@ def cmd_demo(args):
         agents=args.agents, quick=False, seed=seed, task_file=None, task_text=DEMO_TASK, baseline_file=None,
         wave=args.wave, run=name, model=None, judge_model=None, recheck=str(DEFAULT_RECHECK), final_judges=1,
         no_pack=False, direct=True, waves=False, lane_jobs=DEFAULT_LANE_JOBS, batch_waves=DEFAULT_BATCH, run_code=False,
-        job_minutes=None, max_calls=None, max_tokens=None, settle="ask", merge="on")
+        job_minutes=None, max_calls=None, max_tokens=None, settle="ask", merge="on", models=args.models)
     with contextlib.redirect_stdout(io.StringIO()):  # init's "next:" advice does not apply here
         cmd_init(init)
     print("demo: a whole run offline with %s, no model and no tokens: each has a hidden quality, "
@@ -191,7 +201,7 @@ def cmd_demo(args):
             break
         if act["action"] == "wave":
             for call in act["calls"]:
-                demo.play(".", call["prompt"], seed)
+                demo.play(".", call["prompt"], seed, call.get("model"))
         elif act["action"] == "settle":
             # no one to ask here, so the bracket goes on, as SKILL.md says for a run without a user
             print("the field looks settled: %s; the demo plays on" % act["settle"]["why"])
@@ -205,7 +215,7 @@ def cmd_demo(args):
     with open_run(name) as ctx:
         st = ctx.st
     # what no real run can know: how good each competitor really was
-    quality = {agent: demo.quality_of(seed, agent) for agent in st["cards"]}
+    quality = {agent: demo.quality_of(seed, agent, model_of(st, agent)) for agent in st["cards"]}
     ranked = sorted(quality, key=lambda agent: (-quality[agent], agent))
     bracket = [res for res in st["results"].values() if res["w"] in quality and res["l"] in quality]
     upsets = sum(1 for res in bracket if quality[res["w"]] < quality[res["l"]])
@@ -479,12 +489,14 @@ def cmd_status(args):
             print("retry %s: %s" % (job, why[:120]))
         for mid, why in sorted(st["manual"].items()):
             print("needs a decision by hand: %s (%s)" % (mid, why))
-        calls = job_counts(st["agents"], st["wave"], st["baseline"], st["recheck"] is not None)
+        calls = job_counts(st["agents"], st["wave"], st["baseline"], st["recheck"] is not None, st["merge_on"])
         task = tokens_of(read_text(run.path("task.md")))
         run_code = bool(st.get("run_code"))
         print(format_estimate(estimate_tokens(calls, task, measured_sizes(run, st), run_code), "measured"))
         print(format_estimate(estimate_tokens(calls, task, ASSUMED, run_code), "assumed"))
         for line in spend_lines(st):
+            print(line)
+        for line in model_lines(st):
             print(line)
         print(code_line(st.get("run_code"), st["run"]))
         print_handed_out(st, time.time())
@@ -598,6 +610,8 @@ def print_winner(ctx):
     print("winner %s of %s after %s (seed %d)" % (
         champ, plural(st["agents"], "agent"), plural(rounds, "round"), st["seed"]))
     print("card: %s" % " / ".join(card_names(ctx.cards, st["cards"][champ])))
+    if st["models"]:
+        print("model: %s" % model_of(st, champ))
     if sol and shipped != champ:
         print("solution: %s (the checked merge, which beat %s; see below)" % (run.path(sol), champ))
     else:
@@ -620,6 +634,8 @@ def print_winner(ctx):
         m = find_match(st, st["merged"]["match"])
         print_match(ctx, m, st["results"][m["id"]], champ)
     print_final(st)
+    for line in model_lines(st):
+        print(line)
     for line in spend_lines(st):
         print(line)
     report = run.path("report.html")
@@ -685,6 +701,38 @@ class Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
+def model_mix(text):
+    """--models: opus,sonnet (equal shares) or opus:2,sonnet:1 -> [[name, share], ...] in the order given."""
+    mix = []
+    for item in (text or "").split(","):
+        name, _, share = item.strip().partition(":")
+        if name not in MODELS:
+            raise argparse.ArgumentTypeError("%r is not a model; models are %s" % (name, ", ".join(MODELS)))
+        if any(name == m for m, _ in mix):
+            raise argparse.ArgumentTypeError("%s is named twice" % name)
+        if share and not (share.isdigit() and int(share) > 0):
+            raise argparse.ArgumentTypeError("%r is not a share; give a whole number of 1 or more, like %s:2"
+                                             % (share, name))
+        mix.append([name, int(share) if share else 1])
+    if len(mix) < 2:
+        raise argparse.ArgumentTypeError("a mixed field needs two models or more; for one, use --model %s"
+                                         % mix[0][0])
+    return mix
+
+
+def check_models(n, args):
+    """Refuse a --models the field cannot honour: with --model, or a model left with no agent."""
+    if not args.models:
+        return
+    if args.model:
+        raise ArenaError("--model gives every competitor one model and --models deals several; pick one")
+    counts = model_counts(n, [share for _, share in args.models])
+    empty = [name for (name, _), k in zip(args.models, counts) if k == 0]
+    if empty:
+        raise ArenaError("%s of %s leaves %s with no agent; use more agents or fewer models" % (
+            mix_text(args.models), plural(n, "agent"), " and ".join(empty)))
+
+
 def whole(text):
     try:
         return int(text)
@@ -734,6 +782,15 @@ def parents():
                                            "proportion; default %s) or phase=N pairs like spawn=20,judge=6"
                                            % format_minutes(PHASE_MINUTES)))),
         "json": group((("--json",), dict(action="store_true", help="print the action as JSON"))),
+        "models": group(
+            (("--model",), dict(choices=MODELS, help="model for competitors (default: the session's)")),
+            (("--models",), dict(type=model_mix, metavar="M1,M2",
+                                 help="a mixed field: each competitor's model dealt with its card, in shares "
+                                      "like opus,sonnet or opus:2,sonnet:1,haiku:1")),
+            (("--judge-model",), dict(choices=MODELS, help="model for judges (default: the session's)"))),
+        "merge": group((("--merge",), dict(choices=("on", "off"), default="on",
+                                           help="after the final, a challenger built from both finalists must beat "
+                                                "the winner to ship (default on)"))),
         "budget": group(
             (("--max-calls",), dict(type=whole, metavar="N", help="never more than N sub-agent calls for the "
                                                                  "tournament's jobs; optional work goes first")),
@@ -754,17 +811,15 @@ def build_parser():
         return c
 
     c = command("plan", cmd_plan, "show rounds, sub-agent calls and waves for N agents; writes nothing",
-                "field", "judging", "code", "budget")
+                "field", "judging", "models", "merge", "code", "budget")
     c.add_argument("--baseline", action="store_true", help="add the final check against the old answer")
     c.add_argument("--task-file", help="estimate tokens for this task")
 
     c = command("init", cmd_init, "start a run: deal cards, pair round 1, write the state",
-                "field", "seed", "judging", "code", "budget")
+                "field", "seed", "judging", "models", "merge", "code", "budget")
     c.add_argument("--task-file", required=True)
     c.add_argument("--baseline-file")
     c.add_argument("--run", help="folder name under .arena/ (default: date-time and seed)")
-    c.add_argument("--model", choices=MODELS, help="model for competitors (default: the session's)")
-    c.add_argument("--judge-model", choices=MODELS, help="model for judges (default: the session's)")
     c.add_argument("--final-judges", type=int, choices=(1, 3), default=1, help="judges for the final match")
     c.add_argument("--no-pack", action="store_true", help="one phase per wave, as the per-phase table counts")
     c.add_argument("--direct", action="store_true", help="the main session runs every wave itself")
@@ -775,15 +830,14 @@ def build_parser():
     c.add_argument("--settle", choices=("ask", "auto", "never"), default="ask",
                    help="when the survivors look interchangeable: ask whether to finish early (default), finish "
                         "at once (auto), or always play the bracket out (never)")
-    c.add_argument("--merge", choices=("on", "off"), default="on",
-                   help="after the final, a challenger built from both finalists must beat the winner to ship "
-                        "(default on)")
 
     c = command("demo", cmd_demo, "play a whole run offline with stand-in agents, then print the winner and "
                 "the report's path; writes under .arena/ like a real run", "seed", "wave")
     c.add_argument("--agents", type=whole, default=DEMO_AGENTS, metavar="N",
                    help="stand-in competitors, 1 to %s (default %d)" % (card_count(), DEMO_AGENTS))
     c.add_argument("--run", help="folder name under .arena/ (default: demo-N-sS, numbered if taken)")
+    c.add_argument("--models", type=model_mix, metavar="M1,M2",
+                   help="a mixed field, as init takes it; a stand-in on opus plays better, on haiku worse")
 
     c = command("next", cmd_next, "collect what arrived and print exactly what to do now", "run", "json")
     c.add_argument("--retry", action="store_true", help="the last wave's agents have returned: re-issue what is missing")

@@ -15,7 +15,7 @@ from .base import ArenaError, DEFAULT_LANE_JOBS, MAX_LANES, plural
 from .estimate import expected_looks
 from .workspace import PHASE_MINUTES
 from .jobs import ISSUED, OPEN, count_in, is_judging, jobs_in, outputs_of, tries
-from .state import find_match, finished, judge_sides, round_done
+from .state import find_match, finished, job_model, judge_sides, round_done
 from .outputs import collect_events
 from .briefs import write_brief, write_lane_brief
 from .schedule import pick_jobs, pick_wave, priority, progress, spawn_positions
@@ -259,7 +259,7 @@ def wave_calls(ctx, jobs):
     st = ctx.st
     calls = []
     for job in jobs:
-        model = st["judge_model"] if is_judging(job) else st["model"]
+        model = job_model(st, job)
         # no subagent_type: general-purpose is the default, and every byte here is paid per call
         call = {"job": job, "run_in_background": False, "description": job,
                 "prompt": "Read %s/b/%s.md and follow it." % (ctx.run.dir, job)}

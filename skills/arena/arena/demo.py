@@ -61,28 +61,34 @@ def normal(rng):
     return statistics.NormalDist().inv_cdf(min(max(rng.random(), 1e-12), 1 - 1e-12))
 
 
-def quality_of(seed, agent):
-    """An agent's hidden latent quality (standard normal), from the seed alone."""
-    return normal(rng_for(seed, "demo-quality", agent))
+# What a model adds to a stand-in's latent quality (a mixed field, --models): the call's
+# model, as a real sub-agent is the model its Agent call names. No model: the session's, 0.
+MODEL_EDGE = {"opus": 0.5, "sonnet": 0.0, "haiku": -0.7}
 
 
-def play(project, prompt, seed=0):
-    """Play the Agent call whose prompt is `prompt`; returns its receipt line."""
+def quality_of(seed, agent, model=None):
+    """An agent's hidden latent quality (about a standard normal), from the seed and its model."""
+    return normal(rng_for(seed, "demo-quality", agent)) + MODEL_EDGE.get(model, 0.0)
+
+
+def play(project, prompt, seed=0, model=None):
+    """Play the Agent call whose prompt is `prompt` (on `model`, as the call names it);
+    returns its receipt line."""
     m = PROMPT.match(prompt.strip())
     if not m:
         raise ValueError("not an arena prompt: %r" % prompt[:80])
-    return play_brief(project, m.group(1), seed)
+    return play_brief(project, m.group(1), seed, model)
 
 
-def play_brief(project, brief_path, seed=0):
+def play_brief(project, brief_path, seed=0, model=None):
     """Read the brief at brief_path (relative to project), write the job's files, return the receipt."""
-    receipt, files = outputs(project, brief_path, seed)
+    receipt, files = outputs(project, brief_path, seed, model)
     for rel, text in files:
         write(project, rel, text)
     return receipt
 
 
-def outputs(project, brief_path, seed=0):
+def outputs(project, brief_path, seed=0, model=None):
     """(receipt, [(path, text)]): what the job's sub-agent writes, without writing it."""
     full = read(project, brief_path)
     brief = after_task(full)
@@ -92,17 +98,17 @@ def outputs(project, brief_path, seed=0):
     out = [p for p in paths if re.search(r"/out/%s\.(?:md|json)$" % re.escape(job), p)][0]
     head = "<!-- arena job: %s -->\n" % job
     if job.startswith("spawn-"):
-        files = [(out, head + spawn(seed, agent_of(job), full))]
+        files = [(out, head + spawn(seed, agent_of(job), full, model))]
     elif "-atk-" in job:
         target = [p for p in paths if p != out][0]
-        files = [(out, head + attack(seed, job, read(project, target)))]
+        files = [(out, head + attack(seed, job, read(project, target), model))]
     elif "-def-" in job:
         revised = [p for p in paths if p.endswith("/" + revision_file(match_of(job), agent_of(job)))][0]
         own = [p for p in paths if p not in (out, revised) and "-atk-" not in p][0]
         # each list is named on its own line, or "none" when there is no file to read
         on_me, on_them = (listed(brief, which) for which in ("Attacks on your solution", "Attacks your side raised"))
         answers, solution = defend(seed, job, read(project, own), read(project, on_me) if on_me else "",
-                                   read(project, on_them) if on_them else "")
+                                   read(project, on_them) if on_them else "", model)
         files = [(out, head + answers), (revised, head + solution)]
     elif job == "merge":
         challenger = [p for p in paths if p.endswith("/out/merge-sol.md")][0]
@@ -117,8 +123,8 @@ def outputs(project, brief_path, seed=0):
 
 # ---------------------------------------------------------------- competitors
 
-def spawn(seed, agent, brief):
-    q = quality_of(seed, agent)
+def spawn(seed, agent, brief, model=None):
+    q = quality_of(seed, agent, model)
     rng = rng_for(seed, "demo-spawn", agent)
     flaws = []
     if q < FATAL_LINE:
@@ -148,8 +154,8 @@ def read_solution(text):
             about.group(1) if about else "the task", max(1, len(re.findall(r"^Step \d+:", text, re.M))))
 
 
-def attack(seed, job, target):
-    skill = quality_of(seed, agent_of(job))
+def attack(seed, job, target, model=None):
+    skill = quality_of(seed, agent_of(job), model)
     rng = rng_for(seed, "demo-attack", job)
     spot = min(0.9, max(0.2, 0.55 + 0.15 * skill))
     found = [(kind, "flaw %s, %s" % (fid, what)) for fid, kind, what in read_solution(target)[1] if rng.random() < spot]
@@ -163,10 +169,10 @@ def attack(seed, job, target):
     return "".join(parts)
 
 
-def defend(seed, job, own, attacks, raised=""):
+def defend(seed, job, own, attacks, raised="", model=None):
     """(answers text, revised solution text): concede real flaws and fix most of them, and
     fix too the flaws raised against the opponent that this solution shares (ALSO FIXED)."""
-    skill = quality_of(seed, agent_of(job))
+    skill = quality_of(seed, agent_of(job), model)
     rng = rng_for(seed, "demo-defend", job)
     points, flaws, revision, about, steps = read_solution(own)
     if points is None:

@@ -11,6 +11,7 @@ import heapq
 import os
 
 from .base import DEFAULT_WAVE, JUDGES_PER_MATCH, MOST_LOOKS, plural
+from .cards import model_counts
 from .jobs import agent_of, job_key, job_kind, match_of, outputs_of, revision_file
 from .judging import first_looks, looks_after_first, most_looks_in, round_kind
 
@@ -23,7 +24,11 @@ def field_sizes(n):
     return sizes
 
 
-def plan_rows(n, wave, baseline=False):
+# The checked merge: the merge job, then one full match of the challenger and the winner.
+MERGE_CALLS = 6
+
+
+def plan_rows(n, wave, baseline=False, merge=False):
     """The per-phase table: (label, alive, matches, bye, calls, waves)."""
     def waves(k):
         return -(-k // wave) if k else 0
@@ -31,6 +36,8 @@ def plan_rows(n, wave, baseline=False):
     for r, alive in enumerate(field_sizes(n)[:-1], 1):
         m = alive // 2
         rows.append((str(r), alive, m, alive % 2 == 1, 5 * m, 2 * waves(2 * m) + waves(m)))
+    if merge and n > 1:
+        rows.append(("merge", 2, 1, False, MERGE_CALLS, 1 + 2 * waves(2) + 1))
     if baseline:
         rows.append(("check", 1, None, None, 1, 1))
     return rows
@@ -147,7 +154,7 @@ def round_bound(jobs, wave):
     return best
 
 
-def packed_waves(n, wave, baseline=False, most_looks=None):
+def packed_waves(n, wave, baseline=False, most_looks=None, merge=False):
     """(waves with packing, lower bound) for n agents, W at a time.
 
     Rounds stay barriers: pairing a round needs all its winners. Within a
@@ -164,6 +171,12 @@ def packed_waves(n, wave, baseline=False, most_looks=None):
         bound += round_bound(jobs, wave)
     if n == 1:
         total = bound = 1
+    if merge and n > 1:
+        # the merge job, then a match played like a final
+        judges = round_judges(1, 2, wave, most_looks) if most_looks else None
+        jobs = round_jobs(len(sizes), 1, None, wave, judges)
+        total += 1 + len(list_schedule(jobs, wave))
+        bound += 1 + round_bound(jobs, wave)
     if baseline:
         total += 1
         bound += 1
@@ -191,10 +204,14 @@ def tokens_of(text_or_bytes):
     return max(1, len(text_or_bytes) // 4)
 
 
-def job_counts(n, wave, baseline, recheck):
-    matches = n - 1
-    judges = matches + (expected_looks(n, wave) if recheck and n > 1 else 0)
-    return {"spawn": n, "atk": 2 * matches, "def": 2 * matches, "judge": judges, "final": 1 if baseline else 0}
+def job_counts(n, wave, baseline, recheck, merge=False):
+    """Calls of each kind a run of n agents is expected to make (later looks as expected_looks)."""
+    matches = n - 1 + (1 if merge and n > 1 else 0)
+    judges = matches + (expected_looks(n, wave, merge) if recheck and n > 1 else 0)
+    counts = {"spawn": n, "atk": 2 * matches, "def": 2 * matches, "judge": judges, "final": 1 if baseline else 0}
+    if merge and n > 1:
+        counts["merge"] = 1
+    return counts
 
 
 def per_call(task, size=ASSUMED, run_code=False):
@@ -256,8 +273,8 @@ def measured_sizes(run, st):
     return {k: (tokens_of(b" " * (total // count)) if count else ASSUMED[k]) for k, (total, count) in sums.items()}
 
 
-def plan_table(n, wave, baseline=False, recheck=True):
-    rows = plan_rows(n, wave, baseline)
+def plan_table(n, wave, baseline=False, recheck=True, merge=False):
+    rows = plan_rows(n, wave, baseline, merge)
     out = ["round  alive  matches  bye  sub-agent calls  waves"]
     for label, alive, matches, bye, calls, waves in rows:
         out.append("%5s  %5s  %7s  %3s  %15d  %5d" % (
@@ -266,12 +283,12 @@ def plan_table(n, wave, baseline=False, recheck=True):
     waves = sum(r[5] for r in rows)
     out.append("%5s  %5s  %7s  %3s  %15d  %5d" % ("total", "", "", "", calls, waves))
     out.append("alive per round: " + " ".join(str(x) for x in field_sizes(n)))
-    packed, bound = packed_waves(n, wave, baseline)
+    packed, bound = packed_waves(n, wave, baseline, merge=merge)
     out.append("packed waves (ready jobs from any phase share a wave): %d (best possible with round barriers: %d)"
                % (packed, bound))
     if recheck and n > 1:
-        extra = expected_looks(n, wave)
-        waves2, _ = packed_waves(n, wave, baseline, most_looks=MOST_LOOKS)
+        extra = expected_looks(n, wave, merge)
+        waves2, _ = packed_waves(n, wave, baseline, most_looks=MOST_LOOKS, merge=merge)
         out.append("more looks (none after a first look that finds the two equivalent; otherwise a second at close "
                    "matches and in rounds small enough to judge twice in one wave, a third when two split, three of "
                    "five in the last two rounds):")
@@ -280,11 +297,13 @@ def plan_table(n, wave, baseline=False, recheck=True):
     return "\n".join(out)
 
 
-def expected_looks(n, wave):
-    """Judge calls beyond one per match to expect, round by round (jobs.round_judges),
-    rounded once at the end (rounding per round would lose up to half a call in every round)."""
+def expected_looks(n, wave, merge=False):
+    """Judge calls beyond one per match to expect, round by round (jobs.round_judges), and
+    in the merge's match when there is one (judged like a final), rounded once at the end
+    (rounding per round would lose up to half a call in every round)."""
     extra = 0.0
-    for alive in field_sizes(n)[:-1]:
+    fields = field_sizes(n)[:-1] + ([2] if merge and n > 1 else [])
+    for alive in fields:
         m = alive // 2
         extra += m * (round_judges(m, alive, wave, MOST_LOOKS)[1] - 1)
     return int(extra + 0.5)
@@ -341,4 +360,30 @@ def budget_lines(n, wave, baseline, recheck, max_calls, max_tokens, each, top):
         else:
             lines.append("budget: at most %s tokens, kept by the estimate: the bracket needs about %s" % (
                 human(max_tokens), human(need)))
+    return lines
+
+
+# Kinds of call a competitor makes on its own model (the merge: on the winner's); the rest
+# are judging and run on the judges' model.
+COMPETITOR_KINDS = ("spawn", "atk", "def", "merge")
+
+
+def plan_model_lines(n, models, model, judge_model, calls, each=None):
+    """plan's lines on models: the field by model, and with a task (each: per_call) the tokens
+    each model is estimated to use, as if each model's agents went as far in the bracket."""
+    judges = "judges on %s" % (judge_model or "the session's model")
+    if not models:
+        if not (model or judge_model):
+            return []
+        return ["models: competitors on %s; %s" % (model or "the session's model", judges)]
+    counts = model_counts(n, [share for _, share in models])
+    lines = ["field by model: %s (of %d agents, by shares %s); %s" % (
+        ", ".join("%s %d" % (name, k) for (name, _), k in zip(models, counts)), n,
+        ":".join(str(share) for _, share in models), judges)]
+    if each is not None:
+        compete = sum(k * each[kind][2] for kind, k in calls.items() if kind in COMPETITOR_KINDS)
+        judging = sum(k * each[kind][2] for kind, k in calls.items() if kind not in COMPETITOR_KINDS)
+        lines.append("tokens by model (estimate, as if every model's agents went as far): %s; judges about %s" % (
+            ", ".join("%s about %s" % (name, human(compete * k / float(n))) for (name, _), k in zip(models, counts)),
+            human(judging)))
     return lines

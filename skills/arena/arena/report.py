@@ -20,12 +20,13 @@ from .base import ArenaError, read_text
 from .cards import PARTS, card_names, load_cards, load_rubric
 from .estimate import field_sizes
 from .jobs import DONE, attack_id, defence_id, job_kind, judge_id, revision_file, round_of
-from .state import alive_agents, bracket_rounds, card_of, find_match, looks_of, opponent, path_of
+from .state import alive_agents, bracket_rounds, card_of, find_match, looks_of, model_of, model_table, opponent, path_of
 from .storage import atomic_write
 from .outputs import HEADER, attacks_on
 from .budget import ORCHESTRATION, SPEND_KINDS
-from .wording import (SPEND_NAMES, baseline_verdict, budget_lines, fixes_text, looks_short, looks_text, merge_lines,
-                      minutes, pairing_text, points, progress_line, reproducer_note, spend_lines, tokens)
+from .wording import (SPEND_NAMES, baseline_verdict, budget_lines, fixes_text, judges_on, looks_short, looks_text,
+                      merge_lines, minutes, mix_text, pairing_text, points, progress_line, reproducer_note, spend_lines,
+                      tokens)
 
 # Rounds with more matches than this start collapsed, so 2,160 agents stay usable.
 OPEN_ROUND_MAX = 32
@@ -156,7 +157,7 @@ class Report:
         first = next((line.strip() for line in task.splitlines() if line.strip()), "(no task.md)")
         title = "Arena %s: %s" % (st["run"], shortened(first, 80))
         body = [self.header(first, task), self.winner(), self.merge(), self.baseline(), self.solution(), self.bracket(),
-                self.spend(),
+                self.spend(), self.models(),
                 self.agents(), self.glossary(), '<footer>Written by bracket.py report at %s. Links are relative to this file.'
                 '</footer>' % esc(time.strftime("%Y-%m-%d %H:%M"))]
         return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -207,6 +208,9 @@ class Report:
                 text = ""
             parts.append('<li><span class="part">%s</span> <b>%s</b> <span class="muted">%s</span></li>'
                          % (esc(part), esc(name), esc(text)))
+        if st["models"]:
+            parts.append('<li><span class="part">model</span> <b>%s</b> <span class="muted">dealt with the card, '
+                         'from --models %s</span></li>' % (esc(model_of(st, champ)), esc(mix_text(st["models"]))))
         shipped = st["ship"] or champ
         sol = st["sol"].get(shipped)
         rounds = len(bracket_rounds(st))
@@ -553,6 +557,21 @@ class Report:
                 '<th>calls</th><th>tokens</th><th>sub-agent time</th><th>usage reported</th></tr></thead>'
                 '<tbody>%s</tbody></table><ul class="spent">%s</ul></section>' % ("".join(rows), notes))
 
+    def models(self):
+        """A mixed field: each model's agents and the matches they won and lost."""
+        table = model_table(self.st)
+        if not table:
+            return ""
+        rows = "".join('<tr><td>%s</td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td>'
+                       '<td class="n">%d</td><td class="n">%d</td></tr>' % (esc(name), agents, won, lost, won_x, lost_x)
+                       for name, agents, _, won, lost, won_x, lost_x in table)
+        return ('<section id="models"><h2>Models</h2><p>Each competitor\'s model was dealt with its card (--models %s); '
+                'the %s never learned which model wrote what. A match between two agents of one model counts as a '
+                'win and a loss for it.</p><table class="spend"><thead><tr><th>model</th><th>agents</th><th>won</th>'
+                '<th>lost</th><th>won against another model</th><th>lost against another model</th></tr></thead>'
+                '<tbody>%s</tbody></table></section>' % (esc(mix_text(self.st["models"])),
+                                                         esc(judges_on(self.st["judge_model"])), rows))
+
     # -- agents and cards
     def agents(self):
         st = self.st
@@ -569,13 +588,14 @@ class Report:
             files = [self.link("out/spawn-%s.md" % agent, "first"),
                      self.link(sol, "latest") if sol and not sol.startswith("out/spawn-") else ""]
             byes = st["byes"].get(agent, 0)
+            names = self.card(agent) + ([model_of(st, agent)] if st["models"] else [])
             rows.append("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
-                esc(agent), "</td><td>".join(esc(x) for x in self.card(agent)), fate, byes or "",
+                esc(agent), "</td><td>".join(esc(x) for x in names), fate, byes or "",
                 " ".join(f for f in files if f)))
         return ('<section id="agents"><details><summary><h2>Agents and their cards (%d)</h2></summary>'
                 '<table class="agents"><thead><tr><th>agent</th><th>reasoning</th><th>workflow</th><th>strategy</th>'
-                '<th>result</th><th>byes</th><th>solutions</th></tr></thead><tbody>%s</tbody></table></details>'
-                '</section>' % (len(rows), "".join(rows)))
+                '%s<th>result</th><th>byes</th><th>solutions</th></tr></thead><tbody>%s</tbody></table></details>'
+                '</section>' % (len(rows), "<th>model</th>" if st["models"] else "", "".join(rows)))
 
     def glossary(self):
         parts = []

@@ -88,9 +88,11 @@ def planned_waves(st):
     if st.get("plan_waves"):
         return st["plan_waves"]
     most = st.get("most_looks") if st["recheck"] is not None else None
+    # a state says merge_on, the init event it is computed from says merge
+    merge = bool(st.get("merge_on", st.get("merge")))
     if st["pack"]:
-        return packed_waves(st["agents"], st["wave"], st["baseline"], most)[0]
-    return sum(r[5] for r in plan_rows(st["agents"], st["wave"], st["baseline"]))
+        return packed_waves(st["agents"], st["wave"], st["baseline"], most, merge)[0]
+    return sum(r[5] for r in plan_rows(st["agents"], st["wave"], st["baseline"], merge))
 
 
 PHASE_NAMES = {"spawn": "spawn", "atk": "attack", "def": "defend", "judge": "judge", "final": "baseline check",

@@ -12,9 +12,9 @@ from fractions import Fraction
 
 from . import budget
 from .base import ArenaError, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, TRIES, below, rng_for, shuffled
-from .cards import deal_cards
+from .cards import PARTS, deal_cards, deal_models
 from .jobs import (CANCELLED, DONE, FINAL, ISSUED, MERGE, OPEN, READY, STUCK, agent_ids, agent_of, attack_id,
-                   challenger_id, competitor_jobs, defence_id, is_done, job_kind, judge_id, look_of, match_id, match_of,
+                   challenger_id, competitor_jobs, defence_id, is_done, is_judging, job_kind, judge_id, look_of, match_id, match_of,
                    new_record, probe_id, round_of, spawn_id, status)
 from .judging import (decide, first_looks as round_first_looks, is_close, is_equivalent, looks_after_first,
                       merge_verdicts, most_looks_in, round_kind, wants_more)
@@ -33,10 +33,14 @@ def new_state(ev, sizes):
     n, seed = ev["agents"], ev["seed"]
     ids = agent_ids(n)
     cards = deal_cards(n, sizes, rng_for(seed, "deal"))
+    if ev.get("models"):
+        # a stream of its own, so the first three parts are the same with or without --models
+        dealt = deal_models(cards, [share for _, share in ev["models"]], rng_for(seed, "deal-models"))
+        cards = [card + [m] for card, m in zip(cards, dealt)]
     st = {
         "run": ev["run"], "seed": seed, "agents": n, "wave": ev["wave"],
         "created": ev["at"], "fence": ev["fence"], "baseline": ev["baseline"],
-        "model": ev.get("model"), "judge_model": ev.get("judge_model"),
+        "model": ev.get("model"), "judge_model": ev.get("judge_model"), "models": ev.get("models"),
         "recheck": ev.get("recheck", DEFAULT_RECHECK), "final_judges": ev.get("final_judges", 1),
         "pack": ev.get("pack", True), "batch_waves": ev.get("batch_waves", DEFAULT_BATCH),
         "mode": ev.get("mode", "conductor"), "sizes": list(sizes), "plan_waves": ev.get("plan_waves"),
@@ -63,7 +67,7 @@ def new_state(ev, sizes):
 
 # Keys a state gained after format 1 began, with the value a run started before them has;
 # new_state sets them from the init event.
-LATER_KEYS = {"per_call": {}, "max_calls": None, "max_tokens": None, "spend": {}, "cuts": [], "cuts_shown": 0,
+LATER_KEYS = {"models": None, "per_call": {}, "max_calls": None, "max_tokens": None, "spend": {}, "cuts": [], "cuts_shown": 0,
               "settle_mode": "never", "settle": None, "merge_on": False, "merged": None, "ship": None}
 
 
@@ -683,6 +687,47 @@ def card_of(st, agent):
     if agent in st["cards"]:
         return st["cards"][agent]
     return st["cards"][st["merged"]["other"]]
+
+
+def model_of(st, agent):
+    """The model an agent's jobs run on: its card's fourth part in a mixed field, else the
+    run's --model (None: the session's own)."""
+    card = card_of(st, agent)
+    if st["models"] and len(card) > len(PARTS):
+        return st["models"][card[len(PARTS)]][0]
+    return st["model"]
+
+
+def model_table(st):
+    """[(model, agents, alive, won, lost, won against another model, lost against one)] of a
+    mixed field, in --models order; the checked merge's match counts for the models that
+    played it (the challenger plays on the runner-up's). [] when the field has one model."""
+    if not st["models"]:
+        return []
+    rows = {name: [0, 0, 0, 0, 0, 0] for name, _ in st["models"]}
+    alive = set(alive_agents(st))
+    for agent in st["cards"]:
+        rows[model_of(st, agent)][0] += 1
+        rows[model_of(st, agent)][1] += agent in alive
+    for res in st["results"].values():
+        won, lost = model_of(st, res["w"]), model_of(st, res["l"])
+        rows[won][2] += 1
+        rows[lost][3] += 1
+        if won != lost:
+            rows[won][4] += 1
+            rows[lost][5] += 1
+    return [(name,) + tuple(rows[name]) for name, _ in st["models"]]
+
+
+def job_model(st, job):
+    """The model a job's Agent call names (None: the session's): judges, probes and the
+    baseline check take --judge-model; the merge runs on the winner's model, every other
+    job on its competitor's."""
+    if is_judging(job):
+        return st["judge_model"]
+    if job == MERGE:
+        return model_of(st, st["merged"]["base"])
+    return model_of(st, agent_of(job))
 
 
 def bracket_rounds(st):

@@ -13,7 +13,7 @@ from .base import plural
 from .jobs import FINAL, READY, agent_of, job_kind, status
 from .schedule import progress
 from .judging import decide
-from .state import carried_reproducers, fixes_of, looks_of, opponent, reproductions
+from .state import carried_reproducers, fixes_of, looks_of, model_table, opponent, reproductions
 
 
 def points(total, looks):
@@ -231,6 +231,36 @@ def merge_lines(st):
             "its text ships" if res["w"] == info["challenger"] else "%s's own revised text ships" % champ))
     else:
         lines.append("  its match against %s is not decided yet" % champ)
+    return lines
+
+
+def mix_text(models):
+    """--models as typed back: opus:2,sonnet:1 (a share of 1 is left out)."""
+    return ",".join(name if share == 1 else "%s:%d" % (name, share) for name, share in models)
+
+
+def judges_on(judge_model):
+    return "judges on %s" % (judge_model or "the session's model")
+
+
+def field_text(models, counts):
+    """opus 5, sonnet 3: how many competitors each model of a mixed field has."""
+    return ", ".join("%s %d" % (name, k) for (name, _), k in zip(models, counts))
+
+
+def model_lines(st):
+    """Who plays on which model, for status and winner: the field by model with how many are
+    still in, and each model's matches won and lost (against another model in brackets)."""
+    if not st["models"]:
+        if st["model"] or st["judge_model"]:
+            return ["models: competitors on %s; %s" % (st["model"] or "the session's model",
+                                                       judges_on(st["judge_model"]))]
+        return []
+    lines = ["models: a mixed field (--models %s); %s, who never learn which model wrote what"
+             % (mix_text(st["models"]), judges_on(st["judge_model"]))]
+    for name, agents, alive, won, lost, won_x, lost_x in model_table(st):
+        lines.append("  %s: %s, %d still in; matches won %d, lost %d (against another model: won %d, lost %d)"
+                     % (name, plural(agents, "agent"), alive, won, lost, won_x, lost_x))
     return lines
 
 
