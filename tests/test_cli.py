@@ -67,7 +67,8 @@ class RecordTournamentTest(Workspace):
 
 class PlanCommandTest(Workspace):
     def test_plan_100_prints_the_spec_table(self):
-        _, out, _ = run_cli(["plan", "--agents", "100"], self.cwd)
+        # the spec's table is the bracket's; the checked merge's row is tested in test_schedule
+        _, out, _ = run_cli(["plan", "--agents", "100", "--merge", "off"], self.cwd)
         spec_path = os.path.join(standin.ROOT, "..", "shared", "spec", "arena.md")
         if os.path.exists(spec_path):  # the published table, where the spec sits beside the repo
             with open(spec_path, encoding="utf-8") as f:
@@ -83,10 +84,12 @@ class PlanCommandTest(Workspace):
     def test_plan_baseline_and_totals(self):
         for n, calls, waves in ((1, 1, 1), (2, 7, 4), (7, 37, 10), (8, 43, 10), (16, 91, 16), (32, 187, 28),
                                 (144, 859, 100), (2160, 12955, 1309)):
-            _, out, _ = run_cli(["plan", "--agents", str(n), "--recheck", "off"], self.cwd)
+            _, out, _ = run_cli(["plan", "--agents", str(n), "--recheck", "off", "--merge", "off"], self.cwd)
             self.assertRegex(out, r"\ntotal +%d +%d\n" % (calls, waves))
-        _, out, _ = run_cli(["plan", "--agents", "16", "--baseline"], self.cwd)
+        _, out, _ = run_cli(["plan", "--agents", "16", "--baseline", "--merge", "off"], self.cwd)
         self.assertRegex(out, r"\ntotal +92 +17\n")
+        _, out, _ = run_cli(["plan", "--agents", "16", "--baseline"], self.cwd)
+        self.assertRegex(out, r"\ntotal +98 +21\n")  # and the checked merge: 6 calls, 4 waves
 
     def test_plan_token_estimate(self):
         _, out, _ = run_cli(["plan", "--quick", "--task-file", "task.md"], self.cwd)

@@ -242,7 +242,8 @@ class TempAudit(Project):
         self.assertIn("fuzz-scratch", out)
         os.remove(os.path.join(cwd, ".arena", "t", "tempdir.json"))
         _, out, _ = run_cli(["status", "--run", "t"], cwd, env=env)
-        self.assertIn("system temp folder: not checked (no snapshot was taken at init)", out)
+        self.assertIn("system temp folder: UNKNOWN (its record tempdir.json was removed or made unreadable after "
+                      "init, so it cannot vouch for what changed since", out)
 
 
 

@@ -1,7 +1,10 @@
 """The user's tree: a fingerprint at init and the files changed outside .arena/ since.
 
 Read-only over the working tree; it must never write outside the run folder. The
-fingerprint skips .arena/ and .git/ and stops at 20,000 files, saying so.
+fingerprint skips .arena/ and .git/ and stops at 20,000 files, saying so. The records the
+audit compares against (the fingerprint, and the snapshots of the temp and home folders)
+live in the run folder, where sub-agents can write too; init journals a checksum of each,
+and a record that no longer matches it is reported as damaged, never trusted.
 """
 
 import hashlib
@@ -51,12 +54,45 @@ def fingerprint(top="."):
     return files, complete
 
 
-def tree_changes(run):
-    """Paths created, changed or deleted outside .arena/ since init."""
+# The audit's records, each written once by init.
+RECORDS = ("fingerprint.json", "tempdir.json", "homedir.json")
+
+
+def digest(text):
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def load_record(run, name, digests):
+    """(the record's data, None, False) or (None, why it cannot be used, whether it was
+    damaged rather than never made). digests: {name: sha256} from the init event ({} for a
+    run begun before they were kept)."""
     try:
-        before = json.loads(read_text(run.path("fingerprint.json")))
-    except (ArenaError, ValueError):
-        return None, "no fingerprint was recorded at init"
+        text = read_text(run.path(name), exact=True)
+    except ArenaError:
+        text = None
+    if name in digests:
+        if text is None:
+            return None, ("its record %s was removed or made unreadable after init, so it cannot vouch for what "
+                          "changed since; treat it as unknown" % name), True
+        if digest(text) != digests[name]:
+            return None, ("its record %s was changed after init (its checksum no longer matches the journal's), "
+                          "so it cannot vouch for what changed since; treat it as unknown" % name), True
+    elif text is None:
+        return None, "no %s was recorded at init" % name, False
+    try:
+        return json.loads(text), None, False
+    except ValueError:
+        return None, "its record %s is damaged (not JSON); treat what changed since init as unknown" % name, True
+
+
+def tree_changes(run, digests):
+    """(paths created, changed or deleted outside .arena/ since init, note, False), or (None,
+    why not, whether the record was damaged)."""
+    before, problem, damaged = load_record(run, "fingerprint.json", digests)
+    if problem:
+        return None, problem, damaged
+    if not isinstance(before, dict) or not isinstance(before.get("files"), dict):
+        return None, "its record fingerprint.json is damaged; treat what changed since init as unknown", True
     now, complete = fingerprint(".")
     old = before["files"]
     changes = []
@@ -69,4 +105,4 @@ def tree_changes(run):
                 old[path][2] is None and old[path][1] != now[path][1]):
             changes.append("changed " + path)
     note = "" if before.get("complete") and complete else " (only the first %d files are watched)" % FINGERPRINT_FILES
-    return changes, note
+    return changes, note, False

@@ -19,6 +19,7 @@ from .jobs import (FINAL, MERGE, attack_id, defence_id, is_done, job_kind, judge
 from .state import card_of, find_match, judges_of, judge_sides, opponent, path_of
 from .storage import atomic_write
 from .outputs import BadOutput, HEADER, read_output
+from .sandbox import confinement, limits_text
 from .workspace import EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, point_reproducers, work_folder
 
 
@@ -334,6 +335,11 @@ def workspace_values(ctx, job):
               "work_root": os.path.join(run.dir, "work") + "/",
               "minutes": str(st.get("minutes", PHASE_MINUTES).get(kind, PHASE_MINUTES[kind])),
               "exec_seconds": str(EXEC_SECONDS), "exec_max": str(EXEC_MAX_SECONDS)}
+    if st.get("run_code"):
+        values["exec_limits"] = limits_text()
+        values["exec_sandbox"] = (", in a sandbox: the filesystem is read-only outside your work folder, the home "
+                                  "folder hidden, no network (install nothing; use the standard library)"
+                                  if confinement()[0] else "")
     code = "on" if st.get("run_code") else "off"
     values["run_code"] = fill(load_template("part-run-code-" + code), values).rstrip("\n")
     values["workspace"] = fill(load_template("part-workspace"), values).rstrip("\n")

@@ -29,12 +29,12 @@ from .context import Context, open_run
 from .outputs import attacks_on, check_output
 from .briefs import last_judged_copy, load_template, write_brief, write_conductor_brief, write_lane_brief
 from .schedule import planned_waves
-from .wording import (baseline_verdict, code_line, field_text, fixes_text, looks_text, merge_lines, mix_text,
+from .wording import (baseline_verdict, code_lines, field_text, fixes_text, looks_text, merge_lines, mix_text,
                       model_lines, pairing_text, points, progress_line, reproducer_note, spend_lines)
 from .decision import lane_step, plan_next, render_lane, render_next, settle_state
-from .audit import fingerprint, tree_changes
-from .workspace import (EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, format_minutes,
-                        parse_job_minutes, resolve_in, run_script, temp_changes, temp_snapshot, work_folder)
+from .audit import RECORDS, digest, fingerprint, load_record, tree_changes
+from .sandbox import env_names, home_changes, home_snapshot, run_script, temp_changes, temp_snapshot
+from .workspace import EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, format_minutes, parse_job_minutes, resolve_in, work_folder
 from .estimate import (ASSUMED, budget_lines, estimate_tokens, format_estimate, job_counts, measured_sizes, per_call,
                        plan_model_lines, plan_table, tokens_of)
 
@@ -56,7 +56,8 @@ def cmd_plan(args):
     for line in budget_lines(n, args.wave, args.baseline, args.recheck != "off", args.max_calls, args.max_tokens,
                              per_call(tokens_of(task) if task else 1, ASSUMED, args.run_code), cards_allow(load_cards())):
         print(line)
-    print(code_line(args.run_code, "<run>"))
+    for line in code_lines(args.run_code, "<run>", args.run_code_env):
+        print(line)
     print("time per job: %s minutes (--job-minutes)" % format_minutes(parse_job_minutes(args.job_minutes)))
 
 
@@ -98,6 +99,8 @@ def cmd_init(args):
     baseline = read_input(args.baseline_file, "--baseline-file") if args.baseline_file else None
     if args.lane_jobs < 1:
         raise ArenaError("--lane-jobs must be 1 or more, not %d" % args.lane_jobs)
+    if args.run_code_env and not args.run_code:
+        raise ArenaError("--run-code-env names variables for the scripts of --run-code; add --run-code or drop it")
     if args.direct and args.waves:
         raise ArenaError("--direct and --waves are two different loops; pick one")
     each = per_call(tokens_of(task), ASSUMED, args.run_code)
@@ -123,8 +126,11 @@ def cmd_init(args):
     atomic_write(run.path("task.md"), task)
     if baseline is not None:
         atomic_write(run.path("baseline.md"), baseline)
-    atomic_write(run.path("fingerprint.json"), json.dumps({"complete": complete, "files": fp}))
-    atomic_write(run.path("tempdir.json"), json.dumps(temp_snapshot()))
+    # the audit's records; their checksums go into the init event, so a damaged one shows
+    records = {"fingerprint.json": json.dumps({"complete": complete, "files": fp}),
+               "tempdir.json": json.dumps(temp_snapshot()), "homedir.json": json.dumps(home_snapshot())}
+    for record in RECORDS:
+        atomic_write(run.path(record), records[record])
     os.makedirs(run.path("work"))
     rng = rng_for(seed, "fence", hashlib.sha256(task.encode("utf-8")).hexdigest())
     fence = "=====ARENA-DATA-%012x=====" % rng.getrandbits(48)
@@ -140,7 +146,8 @@ def cmd_init(args):
           "sizes": list(sizes), "run_code": bool(args.run_code), "minutes": minutes,
           "pairing": "rated", "most_looks": list(MOST_LOOKS), "per_call": each,
           "max_calls": args.max_calls, "max_tokens": args.max_tokens, "settle": args.settle,
-          "merge": args.merge == "on"}
+          "merge": args.merge == "on", "run_code_env": args.run_code_env,
+          "records": {record: digest(text) for record, text in records.items()}}
     ev["plan_waves"] = planned_waves(ev)
     with run.lock():
         run.append([ev])
@@ -152,7 +159,8 @@ def cmd_init(args):
     atomic_write(os.path.join(root, "current"), name + "\n")
     print("run %s: %s, seed %d, wave %d, %s mode; task in %s" % (
         name, plural(n, "agent"), seed, args.wave, st["mode"], run.path("task.md")))
-    print(code_line(st["run_code"], name))
+    for line in code_lines(st["run_code"], name, st["run_code_env"]):
+        print(line)
     for line in model_lines(st)[:1]:
         print(line + ": " + field_text(st["models"], [row[1] for row in model_table(st)]) if st["models"] else line)
     for line in budget_lines(n, args.wave, st["baseline"], st["recheck"] is not None, st["max_calls"],
@@ -183,7 +191,7 @@ def cmd_demo(args):
         agents=args.agents, quick=False, seed=seed, task_file=None, task_text=DEMO_TASK, baseline_file=None,
         wave=args.wave, run=name, model=None, judge_model=None, recheck=str(DEFAULT_RECHECK), final_judges=1,
         no_pack=False, direct=True, waves=False, lane_jobs=DEFAULT_LANE_JOBS, batch_waves=DEFAULT_BATCH, run_code=False,
-        job_minutes=None, max_calls=None, max_tokens=None, settle="ask", merge="on", models=args.models)
+        job_minutes=None, max_calls=None, max_tokens=None, settle="ask", merge="on", models=args.models, run_code_env=[])
     with contextlib.redirect_stdout(io.StringIO()):  # init's "next:" advice does not apply here
         cmd_init(init)
     print("demo: a whole run offline with %s, no model and no tokens: each has a hidden quality, "
@@ -498,9 +506,10 @@ def cmd_status(args):
             print(line)
         for line in model_lines(st):
             print(line)
-        print(code_line(st.get("run_code"), st["run"]))
+        for line in code_lines(st["run_code"], st["run"], st["run_code_env"]):
+            print(line)
         print_handed_out(st, time.time())
-        print_tree_changes(run)
+        print_tree_changes(ctx)
 
 
 def print_handed_out(st, now):
@@ -533,13 +542,21 @@ def cmd_exec(args):
         if path is None:
             raise ArenaError("%s is not a file in the work folder %s/; write the script there first"
                              % (args.file[:120], folder))
+        keep = st["run_code_env"]
     # the run is not locked while the script runs: it may take minutes and next must not wait
-    status, text, seconds = run_script(path, args.args, folder, args.timeout)
+    ran = run_script(path, args.args, folder, args.timeout, keep=keep, project=".")
+    text = ran["text"]
     sys.stdout.write(text if not text or text.endswith("\n") else text + "\n")
-    if status is None:
+    if ran["limit"]:
+        print("[%s]" % ran["limit"])
+    if ran["status"] is None:
         print("[timed out after %d s and killed; --timeout S allows up to %d]" % (args.timeout, EXEC_MAX_SECONDS))
     else:
-        print("[exit status %d after %.1f s]" % (status, seconds))
+        print("[exit status %d after %.1f s]" % (ran["status"], ran["seconds"]))
+    if ran["outside"]:
+        shown = ran["outside"][:10]
+        print("[outside the work folder, these changed while it ran (by it or by another program): %s%s]" % (
+            ", ".join(shown), ", ..." if len(ran["outside"]) > 10 else ""))
 
 
 def cmd_check(args):
@@ -563,35 +580,39 @@ def cmd_check(args):
     return 1
 
 
-def print_tree_changes(run):
-    changes, note = tree_changes(run)
+def print_tree_changes(ctx):
+    """What changed outside .arena/ since init: the project tree, this user's new entries in
+    the system temp folder, new or changed entries at the top of the home folder."""
+    run, digests = ctx.run, ctx.st["records"]
+    changes, note, damaged = tree_changes(run, digests)
     if changes is None:
-        print("files outside .arena/: not checked (%s)" % note)
+        print("files outside .arena/: %s (%s)" % ("UNKNOWN" if damaged else "not checked", note))
     elif not changes:
         print("files outside .arena/: none changed since init%s" % note)
     else:
         print("files outside .arena/ changed since init%s: %d" % (note, len(changes)))
         for c in changes[:20]:
             print("  " + c)
-    print_temp_changes(run)
+    print_folder_changes(run, digests, "tempdir.json", "system temp folder", temp_changes,
+                         "new entries of yours", "(changes inside older entries are not seen)")
+    print_folder_changes(run, digests, "homedir.json", "home folder", home_changes,
+                         "new or changed entries at its top level", "(changes deeper down are not seen)")
 
 
-def print_temp_changes(run):
-    """New entries of this user's in the system's temp dir: a sub-agent's scratch files would show here."""
-    try:
-        before = json.loads(read_text(run.path("tempdir.json")))
-    except (ArenaError, ValueError):
-        print("system temp folder: not checked (no snapshot was taken at init)")
+def print_folder_changes(run, digests, record, what, changes_since, kind, blind_spot):
+    """One line on a folder outside the project a script could write to."""
+    before, problem, damaged = load_record(run, record, digests)
+    if problem:
+        print("%s: %s (%s)" % (what, "UNKNOWN" if damaged else "not checked", problem))
         return
-    top, new = temp_changes(before)
-    if new is None:
-        print("system temp folder %s: not checked (it cannot be listed)" % top)
-    elif not new:
-        print("system temp folder %s: no new entries of yours since init (changes inside older entries are "
-              "not seen)" % top)
+    top, names = changes_since(before)
+    if names is None:
+        print("%s %s: not checked (it cannot be listed)" % (what, top))
+    elif not names:
+        print("%s %s: no %s since init %s" % (what, top, kind, blind_spot))
     else:
-        print("system temp folder %s: %d new entries of yours since init, from any program you ran, sub-agents "
-              "included: %s" % (top, len(new), ", ".join(new[:10]) + (", ..." if len(new) > 10 else "")))
+        print("%s %s: %d %s since init, from any program you ran, sub-agents included: %s" % (
+            what, top, len(names), kind, ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")))
 
 
 def cmd_winner(args):
@@ -641,7 +662,7 @@ def print_winner(ctx):
     report = run.path("report.html")
     if os.path.exists(report):
         print("report: %s" % report)
-    print_tree_changes(run)
+    print_tree_changes(ctx)
 
 
 def print_match(ctx, m, res, champ):
@@ -699,6 +720,13 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         sys.stderr.write("bracket.py: %s; see '%s --help'\n" % (message, self.prog))
         sys.exit(2)
+
+
+def env_list(text):
+    try:
+        return env_names(text)
+    except ArenaError as e:
+        raise argparse.ArgumentTypeError(str(e).split(" takes ", 1)[-1])
 
 
 def model_mix(text):
@@ -778,6 +806,9 @@ def parents():
         "code": group(
             (("--run-code",), dict(action="store_true", help="let sub-agents run Python scripts they write in their "
                                                              "work folders (bracket.py exec)")),
+            (("--run-code-env",), dict(type=env_list, default=[], metavar="NAME,...",
+                                       help="variables of yours the scripts may see (by default none but PATH and "
+                                            "the locale)")),
             (("--job-minutes",), dict(help="minutes each job is worth, stated in its brief: N (spawn N, the rest in "
                                            "proportion; default %s) or phase=N pairs like spawn=20,judge=6"
                                            % format_minutes(PHASE_MINUTES)))),

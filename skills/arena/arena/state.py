@@ -50,6 +50,7 @@ def new_state(ev, sizes):
         "jobs": {}, "summ": {}, "waves": [], "batch": None, "champion": None,
         "final": None, "manual": {}, "seq": 0,
         "run_code": bool(ev.get("run_code")), "minutes": dict(ev.get("minutes") or PHASE_MINUTES),
+        "run_code_env": list(ev.get("run_code_env") or []), "records": dict(ev.get("records") or {}),
         "lane_jobs": ev.get("lane_jobs", DEFAULT_LANE_JOBS), "lanes": None,
         "per_call": ev.get("per_call") or {}, "max_calls": ev.get("max_calls"), "max_tokens": ev.get("max_tokens"),
         "spend": {}, "cuts": [], "cuts_shown": 0,
@@ -67,7 +68,7 @@ def new_state(ev, sizes):
 
 # Keys a state gained after format 1 began, with the value a run started before them has;
 # new_state sets them from the init event.
-LATER_KEYS = {"models": None, "per_call": {}, "max_calls": None, "max_tokens": None, "spend": {}, "cuts": [], "cuts_shown": 0,
+LATER_KEYS = {"models": None, "run_code_env": [], "records": {}, "per_call": {}, "max_calls": None, "max_tokens": None, "spend": {}, "cuts": [], "cuts_shown": 0,
               "settle_mode": "never", "settle": None, "merge_on": False, "merged": None, "ship": None}
 
 

@@ -11,6 +11,7 @@ It reads the state and never changes it.
 from . import budget
 from .base import plural
 from .jobs import FINAL, READY, agent_of, job_kind, status
+from .sandbox import confinement_line, limits_text
 from .schedule import progress
 from .judging import decide
 from .state import carried_reproducers, fixes_of, looks_of, model_table, opponent, reproductions
@@ -138,9 +139,21 @@ def after_refusal(st, job):
 def code_line(run_code, run_name):
     if run_code:
         return ("running code: ON (--run-code): sub-agents may run Python scripts they write in "
-                ".arena/%s/work/<job>/, through bracket.py exec; that is model-written code run as you on this "
-                "machine" % run_name)
+                ".arena/%s/work/<job>/, through bracket.py exec; that is model-written code, run as you on this "
+                "machine within the limits and the confinement below" % run_name)
     return "running code: off: sub-agents read and reason about code and run nothing (--run-code lets them test it)"
+
+
+def code_lines(run_code, run_name, env=()):
+    """code_line, and with --run-code what a script gets: its environment, its limits, its sandbox."""
+    lines = [code_line(run_code, run_name)]
+    if run_code:
+        lines.append("  environment: PATH and the locale; HOME and the temp folder inside the work folder; %s"
+                     % ("also, from yours: " + ", ".join(env) if env else
+                        "nothing else of yours (no keys or tokens; --run-code-env NAME,... passes one on)"))
+        lines.append("  limits per script: %s" % limits_text())
+        lines.append("  " + confinement_line())
+    return lines
 
 
 def baseline_verdict(f):

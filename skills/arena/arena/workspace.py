@@ -1,18 +1,14 @@
-"""Each job's work folder, running code there, the time a job is worth, and reproducers.
+"""Each job's work folder, the time a job is worth, and reproducers.
 
 Every job gets `work/<job>/` in the run folder for its scratch files. With `init
 --run-code`, `bracket.py exec` runs a Python script from that folder for the job that
-owns it; otherwise nothing is run for a sub-agent. An attack may name a reproducer, a
-file in the attacker's work folder; judges get a copy without agent ids in theirs.
+owns it (sandbox.py runs it); otherwise nothing is run for a sub-agent. An attack may name
+a reproducer, a file in the attacker's work folder; judges get a copy without agent ids in
+theirs.
 """
 
 import os
 import re
-import signal
-import subprocess
-import sys
-import tempfile
-import time
 
 from .base import ArenaError
 
@@ -31,10 +27,6 @@ EXEC_SECONDS = 60
 
 
 EXEC_MAX_SECONDS = 600
-
-
-# Output of one exec shown to the agent; the rest is cut from the middle.
-EXEC_SHOWN = 16 * 1024
 
 
 MAX_REPRODUCER_BYTES = 256 * 1024
@@ -184,80 +176,3 @@ def check_reproduced(value, labels, expected, path):
                     path, number, label, str(result)[:20], ", ".join('"%s"' % r for r in VERDICT_REPRODUCED)))
             out.setdefault(label, {})[str(number)] = result
     return out
-
-
-# ---------------------------------------------------------------- running code
-
-def script_env(tmp):
-    """The environment a script runs in: the caller's, with every temp-dir variable in its folder."""
-    env = dict(os.environ)
-    for name in ("TMPDIR", "TEMP", "TMP"):
-        env[name] = tmp
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    return env
-
-
-def run_script(path, args, folder, timeout):
-    """(exit status or None on timeout, output text, seconds) of `python path args` run in folder."""
-    # absolute: the script runs inside folder, where a relative path would point elsewhere
-    tmp = os.path.abspath(os.path.join(folder, "tmp"))
-    os.makedirs(tmp, exist_ok=True)
-    posix = os.name == "posix"
-    start = time.time()
-    try:
-        proc = subprocess.Popen([sys.executable, path] + list(args), cwd=folder, env=script_env(tmp),
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=posix)
-    except (OSError, ValueError) as e:
-        raise ArenaError("could not start %s (%s)" % (sys.executable, e))
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        status = proc.returncode
-    except subprocess.TimeoutExpired:
-        # the script's own children die with it
-        if posix:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-        else:
-            proc.kill()
-        out, _ = proc.communicate()
-        status = None
-    text = out.decode("utf-8", "replace")
-    if len(text) > EXEC_SHOWN:
-        half = EXEC_SHOWN // 2
-        text = "%s\n[... %d characters cut ...]\n%s" % (text[:half], len(text) - 2 * half, text[-half:])
-    return status, text, time.time() - start
-
-
-# ---------------------------------------------------------------- the system's temp directory
-
-def temp_snapshot():
-    """{"dir": the temp dir, "entries": {name: inode}} of its top-level entries owned by this user."""
-    top = tempfile.gettempdir()
-    entries = {}
-    uid = os.getuid() if hasattr(os, "getuid") else None
-    try:
-        names = os.listdir(top)
-    except OSError:
-        return {"dir": top, "entries": None}
-    for name in names:
-        try:
-            info = os.lstat(os.path.join(top, name))
-        except OSError:
-            continue
-        if uid is None or info.st_uid == uid:
-            entries[name] = info.st_ino
-    return {"dir": top, "entries": entries}
-
-
-def temp_changes(before):
-    """(temp dir, sorted new entry names) since the snapshot, or (dir, None) when it cannot tell."""
-    if not before or before.get("entries") is None:
-        return (before or {}).get("dir"), None
-    now = temp_snapshot()
-    if now["dir"] != before["dir"] or now["entries"] is None:
-        return before["dir"], None
-    old = before["entries"]
-    return before["dir"], sorted(n for n, ino in now["entries"].items() if old.get(n) != ino)
