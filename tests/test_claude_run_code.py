@@ -15,6 +15,7 @@ Skipped without a claude binary, except under CI (then it fails).
 See tests/e2e/NOTES.md section 9 for the whole table.
 """
 
+import json
 import os
 import re
 import shutil
@@ -129,7 +130,7 @@ class ShippedGrantRunsOnlyTheEngine(unittest.TestCase):
 
 SCRIPT = ("import os, sys\n"
           "open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'ran-' + sys.argv[1]), 'w').close()\n"
-          "print('%s', sys.argv[1])\n" % MARK)
+          "print('%s', sys.argv[1], 'key' if 'ARENA_TEST_KEY' in os.environ else 'no key')\n" % MARK)
 
 
 class ExecInTheRealClient(unittest.TestCase):
@@ -139,7 +140,7 @@ class ExecInTheRealClient(unittest.TestCase):
     def setUp(self):
         self.bins = require_claude(self)
 
-    def job_run(self, binp, run_code, extra_args=()):
+    def job_run(self, binp, run_code, extra_args=(), client_files=()):
         tmp = tempfile.mkdtemp(prefix="cc-exec-")
         self.addCleanup(shutil.rmtree, tmp, True)
         setup = Setup(tmp)
@@ -184,12 +185,15 @@ class ExecInTheRealClient(unittest.TestCase):
             return [{"type": "text", "text": "FINAL"}]
 
         with FakeAPI(policy) as api:
+            # a key in the session's environment, which a script must not see
             res = run_claude(binp, "/arena --agents 2 calc", base_url=api.base_url, home=setup.home, cwd=cwd,
-                             timeout=90, extra_args=extra_args)
+                             timeout=90, extra_args=extra_args, extra_env={"ARENA_TEST_KEY": "sk-test"})
         self.assertEqual(res.returncode, 0, res.stderr)
         self.assertEqual(api.errors, [])
         ran = {how: os.path.exists(os.path.join(cwd, work, "ran-" + how)) for how in ("engine", "direct")}
-        self.assertEqual(set(os.listdir(cwd)), {".arena", "README.txt"}, "nothing may appear outside .arena/")
+        # client_files: what Claude Code itself writes there (2.1.332 makes .claude/ when its sandbox is on)
+        self.assertLessEqual(set(os.listdir(cwd)) - set(client_files), {".arena", "README.txt"},
+                             "nothing may appear outside .arena/")
         return ran, results
 
     def test_with_run_code_the_engine_runs_it_and_claude_code_refuses_it_directly(self):
@@ -199,9 +203,28 @@ class ExecInTheRealClient(unittest.TestCase):
                 self.assertEqual(ran, {"engine": True, "direct": False}, results)
                 text, is_error = results["engine"]
                 self.assertFalse(is_error, text)
-                self.assertIn(MARK + " engine", text)
+                self.assertIn(MARK + " engine no key", text)
                 self.assertIn("[exit status 0 after", text)
                 self.assertTrue(results["direct"][1], results["direct"])
+
+    # The user turned on Claude Code's own Bash sandbox (bubblewrap and socat on Linux): exec
+    # still runs the script, with no secrets; 2.1.197 lets the engine's bubblewrap nest inside
+    # its sandbox, 2.1.332 does not, and the engine then says so (tests/e2e/NOTES.md section 12).
+    def test_exec_under_claude_codes_own_sandbox(self):
+        if not (shutil.which("bwrap") and shutil.which("socat")):
+            if os.environ.get("CI") == "true":
+                self.fail("CI must install bubblewrap and socat (.ci/install-bubblewrap.sh)")
+            self.skipTest("Claude Code's sandbox needs bubblewrap and socat")
+        settings = json.dumps({"sandbox": {"enabled": True, "failIfUnavailable": True}})
+        for ver, binp in self.bins.items():
+            with self.subTest(version=ver):
+                ran, results = self.job_run(binp, run_code=True, extra_args=["--settings", settings],
+                                            client_files=(".claude",))
+                self.assertTrue(ran["engine"], results)
+                text, is_error = results["engine"]
+                self.assertFalse(is_error, text)
+                self.assertIn(MARK + " engine no key", text)
+                self.assertIn("[exit status 0 after", text)
 
     def test_without_run_code_nothing_runs_unless_the_rule_is_added(self):
         for ver, binp in self.bins.items():

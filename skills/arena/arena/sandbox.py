@@ -131,7 +131,8 @@ def confinement_line():
     if name:
         return ("confinement: %s: scripts see the filesystem read-only except their own work folder, your home "
                 "folder hidden, and no network" % name)
-    return "confinement: none; %s. Scripts can then read and write whatever you can" % why
+    return ("confinement: none; %s. Scripts can then read and write whatever you can, unless a sandbox around "
+            "this engine (such as Claude Code's own, when you turned it on) holds them" % why)
 
 
 def hidden_home():
