@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "skills", "arena"))
 from arena import state  # noqa: E402
 from arena.base import DEFAULT_RECHECK, JUDGES_PER_MATCH, LATE_FIELD, MOST_LOOKS, below, rng_for  # noqa: E402
 from arena.jobs import agent_ids, job_kind, judge_id, match_of  # noqa: E402
-from arena.judging import decide  # noqa: E402
+from arena.judging import PROBE_SHARE, SETTLE_SHARE, decide  # noqa: E402
 from arena.state import apply, deps_of, find_match, judge_sides, new_state, round_done  # noqa: E402
 
 SIZES = (15, 12, 12)
@@ -54,19 +54,26 @@ TWO_53 = float(1 << 53)
 # low_conf: the judge says "low" when its totals differ by less than this;
 # corr: share of the error variance that every judge of a match repeats
 # (0 = each look is an independent opinion).
-Judge = namedtuple("Judge", "sigma bias false_fatal miss_fatal fatal_share low_conf corr")
+# eq_miss: chance a judge fails to call two truly equal solutions equivalent; eq_false:
+# chance it calls a pair equivalent that differs by less than EQ_CLOSE (half a rubric point).
+Judge = namedtuple("Judge", "sigma bias false_fatal miss_fatal fatal_share low_conf corr eq_miss eq_false")
+EQ_CLOSE = 0.05
 
 # Calibrated with consistency(): the same pair judged in both orders gets the
 # same winner about 80% (DEFAULT), 70% (NOISY) and 90% (BETTER) of the time.
-DEFAULT = Judge(sigma=0.42, bias=0.2, false_fatal=0.02, miss_fatal=0.2, fatal_share=0.2, low_conf=2, corr=0.0)
+DEFAULT = Judge(sigma=0.42, bias=0.2, false_fatal=0.02, miss_fatal=0.2, fatal_share=0.2, low_conf=2, corr=0.0,
+                eq_miss=0.1, eq_false=0.3)
 SETTINGS = [
     ("default", DEFAULT),
     ("noisier", DEFAULT._replace(sigma=1.0)),
     ("better", DEFAULT._replace(sigma=0.17, bias=0.1, false_fatal=0.01, miss_fatal=0.1)),
     ("no position bias", DEFAULT._replace(bias=0.0)),
     ("correlated errors", DEFAULT._replace(sigma=0.74, corr=0.5)),
+    ("blind to equivalence", DEFAULT._replace(eq_miss=1.0, eq_false=0.0)),
+    ("equivalence-happy", DEFAULT._replace(eq_miss=0.0, eq_false=1.0)),
 ]
-PERFECT = Judge(sigma=0.0, bias=0.0, false_fatal=0.0, miss_fatal=0.0, fatal_share=0.2, low_conf=0, corr=0.0)
+PERFECT = Judge(sigma=0.0, bias=0.0, false_fatal=0.0, miss_fatal=0.0, fatal_share=0.2, low_conf=0, corr=0.0,
+                eq_miss=0.0, eq_false=0.0)
 
 # How later rounds are paired and how many looks a match may take: RULES are the engine's
 # (rated pairing from round 2, looks to a majority); OLD_RULES the ones before them
@@ -126,10 +133,20 @@ def fatal_line(judge):
     return statistics.NormalDist().inv_cdf(judge.fatal_share)
 
 
-def field(n, seed):
-    """{agent: latent quality}, the same for every judge setting and variant."""
+def field(n, seed, equal=0.0, above=0):
+    """{agent: latent quality}, the same for every judge setting and variant. equal: the share
+    of the field whose solutions are the same answer (all correct and interchangeable): below
+    the best `above` agents, the next round(equal * n) qualities are set to the best of them,
+    so they tie, and the rest of the field keeps its draws."""
     rng = rng_for(seed, "quality")
-    return {a: normal(rng) for a in agent_ids(n)}
+    quality = {a: normal(rng) for a in agent_ids(n)}
+    k = int(round(equal * n))
+    if k >= 2:
+        group = sorted(quality, key=lambda a: -quality[a])[above:above + k]
+        best = quality[group[0]]
+        for a in group:
+            quality[a] = best
+    return quality
 
 
 # ---------------------------------------------------------------- the modelled judge
@@ -170,12 +187,22 @@ def judge_pair(qa, qb, flawed_a, flawed_b, a_first, judge, rng, shared):
         out.append((seen_total(q + noise + (judge.bias if first else 0.0)), fat))
     (ta, fa), (tb, fb) = out
     conf = "low" if abs(ta - tb) < judge.low_conf else "high"
-    return CARDS[ta], CARDS[tb], fa, fb, conf
+    # a judge that finds the two equivalent gives them one scorecard (and the engine drops
+    # the claim when either side is flagged FATAL)
+    # (drawn only for pairs that can be equivalent, so other looks draw what they always did)
+    eq = False
+    if qa == qb and judge.eq_miss < 1:
+        eq = uniform(rng) >= judge.eq_miss
+    elif abs(qa - qb) < EQ_CLOSE and judge.eq_false > 0:
+        eq = uniform(rng) < judge.eq_false
+    if eq:
+        ta = tb = (ta + tb) // 2
+    return CARDS[ta], CARDS[tb], fa, fb, conf, eq
 
 
 def verdict(st, job, judge, world):
     """The judge job's "out", as check_output would summarise a real verdict."""
-    quality, line, seed = world
+    quality, line, seed = world[:3]
     m = find_match(st, match_of(job))
     a, b = m["a"], m["b"]
     sides, names = judge_sides(st, job, 1)
@@ -184,20 +211,36 @@ def verdict(st, job, judge, world):
     if judge.corr:
         srng = rng_for(seed, "shared", m["id"], a, b)
         shared = (normal(srng), normal(srng))
-    ca, cb, fa, fb, conf = judge_pair(quality[a], quality[b], quality[a] < line, quality[b] < line,
-                                      sides[0] == a, judge, rng, shared)
-    return {"sc": {a: list(ca), b: list(cb)}, "fat": {a: fa, b: fb}, "conf": conf, "why": "",
-            "order": sides, "names": names}
+    ca, cb, fa, fb, conf, eq = judge_pair(quality[a], quality[b], quality[a] < line, quality[b] < line,
+                                          sides[0] == a, judge, rng, shared)
+    out = {"sc": {a: list(ca), b: list(cb)}, "fat": {a: fa, b: fb}, "conf": conf, "why": "",
+           "order": sides, "names": names}
+    if eq:
+        out["eq"] = True
+    return out
 
 
 # ---------------------------------------------------------------- one tournament
 
-def init_event(n, seed, recheck, final_judges):
+# What the engine does around the bracket, per cell: equal (the share of the field that
+# tied at the top, see field), settle ("never", or "auto": finish whenever a settle offer
+# comes), merge (the checked merge after the final), run_code (a probe when half a round's
+# matches were equivalent). PLAIN is the bracket alone, as the variants above play it.
+PLAIN = {"equal": 0.0, "above": 0, "settle": "never", "merge": False, "run_code": False, "gain": 0.0}
+
+# The checked merge's challenger: the winner's quality plus a draw from Normal(gain, sd), in
+# quality units (0.1 = a rubric point; a cell's extras give the gain): it may come out better
+# or worse than the winner.
+MERGE_SD = 0.2
+
+
+def init_event(n, seed, recheck, final_judges, extras=PLAIN):
     """The init event cmd_init would journal, minus the files."""
     return {"e": "init", "seq": 1, "run": "sim-%d" % seed, "agents": n, "seed": seed, "wave": 10, "at": 0.0,
             "fence": "=====ARENA-DATA-000000000000=====", "baseline": False, "model": None, "judge_model": None,
             "recheck": recheck, "final_judges": final_judges, "pack": True, "batch_waves": 10,
-            "mode": "direct", "sizes": list(SIZES), "pairing": RULES[0], "most_looks": RULES[1]}
+            "mode": "direct", "sizes": list(SIZES), "pairing": RULES[0], "most_looks": RULES[1],
+            "settle": extras["settle"], "merge": extras["merge"], "run_code": extras["run_code"]}
 
 
 def output_of(st, job, judge, world):
@@ -208,22 +251,33 @@ def output_of(st, job, judge, world):
         return {"labels": ""}
     if kind == "def":
         return {"ans": "", "sol": "out/%s-sol-%s.md" % (match_of(job), job.split("-")[3])}
+    quality, _, seed, gain = world
+    if kind == "probe":
+        # the survivors' code run on the same inputs: one group per distinct quality
+        groups = {}
+        for a in state.alive_agents(st):
+            groups.setdefault(quality[a], []).append(a)
+        return {"groups": [sorted(g) for g in groups.values()], "inputs": 1000}
+    if kind == "merge":
+        info = st["merged"]
+        quality[info["challenger"]] = quality[info["base"]] + gain + MERGE_SD * normal(rng_for(seed, "merge-gain"))
+        return {"taken": ["a part of the runner-up's"], "sol": "out/merge-sol.md"}
     return verdict(st, job, judge, world)
 
 
-def tournament(n, seed, judge, recheck=None, final_judges=1, rules=OLD_RULES):
-    """Run one tournament; returns (champion, state, calls)."""
+def tournament(n, seed, judge, recheck=None, final_judges=1, rules=OLD_RULES, extras=PLAIN):
+    """Run one tournament; returns (champion, state, calls, qualities)."""
     with playing(rules):
-        return play_tournament(n, seed, judge, recheck, final_judges)
+        return play_tournament(n, seed, judge, recheck, final_judges, extras)
 
 
-def play_tournament(n, seed, judge, recheck, final_judges):
-    st = new_state(init_event(n, seed, recheck, final_judges), SIZES)
+def play_tournament(n, seed, judge, recheck, final_judges, extras=PLAIN):
+    st = new_state(init_event(n, seed, recheck, final_judges, extras), SIZES)
     st["seq"] = 1
-    world = (field(n, seed), fatal_line(judge), seed)
+    world = (field(n, seed, extras["equal"], extras["above"]), fatal_line(judge), seed, extras["gain"])
     jobs = st["jobs"]
     pending, known, calls = list(jobs), len(jobs), 0
-    while st["champion"] is None:
+    while st["ship"] is None:
         ready = sorted(j for j in pending if jobs[j]["s"] == "ready"
                        and all(jobs[d]["s"] == "done" for d in deps_of(st, j)))
         if ready:
@@ -240,7 +294,7 @@ def play_tournament(n, seed, judge, recheck, final_judges):
         if len(jobs) > known:
             pending += list(jobs)[known:]
             known = len(jobs)
-    return st["champion"], st, calls
+    return st["ship"], st, calls, world[0]
 
 
 def round_kind(st, rnd):
@@ -250,13 +304,17 @@ def round_kind(st, rnd):
     return "small" if 2 * len(rnd["matches"]) <= st["wave"] else "big"
 
 
-def outcome(n, seed, judge, recheck=None, final_judges=1, rules=OLD_RULES):
-    """One tournament as numbers: (rank of the champion, 1 = best; calls; matches with more
-    than one look; matches; second looks for being close in rounds too big to judge twice up
-    front; matches of those rounds; then judge calls and matches in big, small, late rounds)."""
-    champ, st, calls = tournament(n, seed, judge, recheck, final_judges, rules)
-    quality = field(n, seed)
-    rank = 1 + sum(1 for q in quality.values() if q > quality[champ])
+def outcome(n, seed, judge, recheck=None, final_judges=1, rules=OLD_RULES, extras=PLAIN):
+    """One tournament as numbers: (rank of the text that ships, 1 = as good as the best
+    competitor; calls; matches with more than one look; matches; second looks for being close
+    in rounds too big to judge twice up front; matches of those rounds; then judge calls and
+    matches in big, small, late rounds; then whether it finished early on a settle offer,
+    whether the checked merge shipped, looks that said equivalent, of those the ones whose
+    two sides were truly equal, and the regret: rubric points between the best competitor and
+    the text that ships)."""
+    shipped, st, calls, quality = tournament(n, seed, judge, recheck, final_judges, rules, extras)
+    field_ids = agent_ids(n)
+    rank = 1 + sum(1 for a in field_ids if quality[a] > quality[shipped])
     looks = sum(1 for r in st["results"].values() if r.get("how") == "judge" and r.get("n", 1) >= 2)
     # rounds too big to judge twice up front give a second look only to close matches
     big = [m["id"] for r in st["rounds"] if 2 * len(r["matches"]) > st["wave"] for m in r["matches"]]
@@ -267,8 +325,20 @@ def outcome(n, seed, judge, recheck=None, final_judges=1, rules=OLD_RULES):
         for m in r["matches"]:
             count[0] += sum(1 for k in range(1, 10) if judge_id(m["id"], k) in st["jobs"])
             count[1] += 1
+    settled = 1 if st["settle"] and st["settle"]["choice"] == "finish" else 0
+    merged = 1 if st["merged"] and shipped == st["merged"]["challenger"] else 0
+    eq_looks = eq_right = 0
+    for job, summ in st["summ"].items():
+        if summ.get("eq"):
+            m = find_match(st, match_of(job))
+            eq_looks += 1
+            eq_right += quality[m["a"]] == quality[m["b"]]
+    # how far the text that ships falls short of the best competitor, in rubric points (a
+    # merged challenger may beat every competitor: a negative regret)
+    regret = POINTS_PER_UNIT * (max(quality[a] for a in field_ids) - quality[shipped])
     return (rank, calls, looks, len(st["results"]), close, len(big)) + tuple(
-        x for kind in ("big", "small", "late") for x in per_kind[kind])
+        x for kind in ("big", "small", "late") for x in per_kind[kind]) + (settled, merged, eq_looks, eq_right,
+                                                                           regret)
 
 
 # ---------------------------------------------------------------- position consistency
@@ -277,6 +347,7 @@ def consistency(judge, pairs=40000, seed=1):
     """Chance that one pair, judged once in each order, gets the same winner."""
     rng = rng_for(seed, "consistency")
     line = fatal_line(judge)
+    judge = judge._replace(eq_miss=1.0, eq_false=0.0)  # the order's effect on scores, not equivalence calls
     m = {"a": "x", "b": "y", "coin": "x"}
     same = 0
     for _ in range(pairs):
@@ -284,7 +355,7 @@ def consistency(judge, pairs=40000, seed=1):
         shared = (normal(rng), normal(rng))
         picks = []
         for a_first in (True, False):
-            ca, cb, fa, fb, _ = judge_pair(qa, qb, qa < line, qb < line, a_first, judge, rng, shared)
+            ca, cb, fa, fb, _, _ = judge_pair(qa, qb, qa < line, qb < line, a_first, judge, rng, shared)
             picks.append(decide({"sc": {"x": ca, "y": cb}, "fat": {"x": fa, "y": fb}}, m, 5)[0])
         same += picks[0] == picks[1]
     return same / float(pairs)
@@ -299,18 +370,19 @@ def run_seed(base, n, i):
 
 def batch(task):
     """[outcome tuple] of runs lo..hi-1 of one cell (a worker's unit)."""
-    n, base, lo, hi, judge, recheck, final_judges, rules = task
-    return [outcome(n, run_seed(base, n, i), judge, recheck, final_judges, rules) for i in range(lo, hi)]
+    n, base, lo, hi, judge, recheck, final_judges, rules, extras = task
+    return [outcome(n, run_seed(base, n, i), judge, recheck, final_judges, rules, extras) for i in range(lo, hi)]
 
 
 def measure(cells, runs, base, pool=None, chunk=50):
-    """{key: [outcome tuple] per run} for cells {key: (n, judge, recheck, final_judges[, rules])}."""
+    """{key: [outcome tuple] per run} for cells {key: (n, judge, recheck, final_judges[, rules[, extras]])}."""
     tasks, owners = [], []
     for key, cell in cells.items():
         n, judge, recheck, fj = cell[:4]
         rules = cell[4] if len(cell) > 4 else OLD_RULES
+        extras = cell[5] if len(cell) > 5 else PLAIN
         for lo in range(0, runs, chunk):
-            tasks.append((n, base, lo, min(runs, lo + chunk), judge, recheck, fj, rules))
+            tasks.append((n, base, lo, min(runs, lo + chunk), judge, recheck, fj, rules, extras))
             owners.append(key)
     results = pool.map(batch, tasks, 1) if pool else [batch(t) for t in tasks]
     out = {key: [] for key in cells}
@@ -364,6 +436,10 @@ def report(args, out=sys.stdout):
         say = lambda text="": out.write(text + "\n")
         say("# Does the best solution win? Arena bracket with a modelled judge")
         say()
+        if args.equivalence_only:
+            equivalence_report(args, pool, say)
+            say("Finished in %.0f s with %d worker process(es)." % (time.time() - started, max(1, args.jobs)))
+            return
         say("Each run: N agents with latent quality ~ Normal(0,1), the bottom %d%% with a real fatal flaw; "
             "the real engine (bracket.py new_state/apply) plays the bracket; %d runs per cell, seed %d, "
             "same fields and brackets for every variant (differences are paired; ± is 2 standard errors)."
@@ -444,11 +520,102 @@ def report(args, out=sys.stdout):
                                                           else " (within noise)"))
         say("Settings where (g) is below (b): %s." % ("; ".join(worse) if worse else "none"))
         say()
+        if args.equivalence_runs:
+            equivalence_report(args, pool, say)
         say("Finished in %.0f s with %d worker process(es)." % (time.time() - started, max(1, args.jobs)))
     finally:
         if pool:
             pool.close()
             pool.join()
+
+
+# ---------------------------------------------------------------- equivalent solutions
+
+# Fields from all different (today's default) to all equal: the share of the field whose
+# solutions tie at the top (field's equal), and one where three different, better solutions
+# sit above an equal 80% (ABOVE: the settle rule must not lose them).
+EQUAL_FIELDS = (0.0, 0.25, 0.5, 0.75, 0.9, 1.0)
+ABOVE = 3
+# (key, label, extras, equivalence on): what the engine does around the bracket
+EQ_VARIANTS = [
+    ("n", "judges never say equivalent (as before)", PLAIN, False),
+    ("q", "equivalent verdicts", PLAIN, True),
+    ("s", "equivalent verdicts, settle offers taken (--settle auto)", dict(PLAIN, settle="auto"), True),
+    ("p", "(s) in a --run-code run: a probe when half a round or more was equivalent", dict(PLAIN, settle="auto",
+                                                                                    run_code=True), True),
+    ("m", "(q) + the checked merge, challenger no better on average", dict(PLAIN, merge=True), True),
+    ("M", "(q) + the checked merge, challenger 1 point better on average", dict(PLAIN, merge=True, gain=0.1), True),
+]
+
+
+def eq_judge(judge, on):
+    return judge if on else judge._replace(eq_miss=1.0, eq_false=0.0)
+
+
+def equivalence_report(args, pool, say):
+    runs = args.equivalence_runs
+    say()
+    say("## Equivalent solutions, a settled field, the checked merge")
+    say()
+    say("Fields from all different to all equal: a share of the field ties at the top (the same best answer, "
+        "as when every agent solves a well-specified task); `80%% + %d above` puts %d different, better "
+        "solutions above an equal 80%%. A judge calls two truly equal solutions equivalent unless it misses it "
+        "(%d%% of the time by default), and calls a pair less than half a rubric point apart equivalent %d%% of "
+        "the time; an equivalent look gives both sides one scorecard and ends the match (a FATAL flag on either "
+        "side overrides it). A settle offer comes when every judged match of a round was equivalent or, "
+        "without --run-code, at least %d/%d were (with --run-code, a probe is asked when not all but at least "
+        "%d/%d were, and finds one behaviour when every survivor ties); (s) and (p) take every offer, which finishes with the leader by average score. The "
+        "merge's challenger is the winner's quality plus Normal(mean, %.1f points). %d runs per cell, N = 100, "
+        "rated pairing and looks to a majority, seed %d; P(best) counts the text that ships as best when no "
+        "competitor is better; regret is the rubric points the text that ships falls short of the best "
+        "competitor." % (ABOVE, ABOVE, round(100 * DEFAULT.eq_miss), round(100 * DEFAULT.eq_false),
+                         SETTLE_SHARE[0], SETTLE_SHARE[1], PROBE_SHARE[0], PROBE_SHARE[1],
+                         POINTS_PER_UNIT * MERGE_SD, runs, args.seed))
+    fields = [(("%d%% equal" % round(100 * e)) if e else "all different", e, 0) for e in EQUAL_FIELDS]
+    fields.append(("80%% + %d above" % ABOVE, 0.8, ABOVE))
+    cells = {}
+    for fname, equal, above in fields:
+        for key, _, extras, on in EQ_VARIANTS:
+            cells[("default", fname, key)] = (100, eq_judge(DEFAULT, on), DEFAULT_RECHECK, 1, RULES,
+                                              dict(extras, equal=equal, above=above))
+    for name, judge in SETTINGS[1:]:
+        for fname, equal, above in (fields[0], fields[4], fields[6]):
+            for key, _, extras, on in EQ_VARIANTS[:3]:
+                cells[(name, fname, key)] = (100, eq_judge(judge, on), DEFAULT_RECHECK, 1, RULES,
+                                             dict(extras, equal=equal, above=above))
+    data = measure(cells, runs, args.seed, pool)
+    say()
+    say("Variants: " + "; ".join("(%s) %s" % (k, label) for k, label, _, _ in EQ_VARIANTS) + ".")
+    for name, _ in SETTINGS:
+        rows_of = [(f, k) for f, _, _ in fields for k, _, _, _ in EQ_VARIANTS if (name, f, k) in data]
+        if not rows_of:
+            continue
+        say()
+        say("### %s judge" % name)
+        say()
+        say("| field | variant | P(best) | P(top 3) | regret (points) | calls | calls vs (n) | finished early | "
+            "merge shipped | equivalent looks (right) |")
+        say("|---|---|---|---|---|---|---|---|---|---|")
+        for fname, key in rows_of:
+            rows = data[(name, fname, key)]
+            base = data[(name, fname, "n")]
+            s = summary(rows, 100)
+            calls_n = sum(r[1] for r in base) / float(len(base))
+            say("| %s | (%s) | %.3f | %.3f | %.2f | %.1f | %s | %.0f%% | %.0f%% | %.1f (%.1f) |" % (
+                fname, key, s["best"], s["top3"], sum(r[16] for r in rows) / float(len(rows)), s["calls"],
+                "%+.0f%%" % (100.0 * (s["calls"] / calls_n - 1)) if key != "n" else "-",
+                100.0 * sum(r[12] for r in rows) / len(rows), 100.0 * sum(r[13] for r in rows) / len(rows),
+                sum(r[14] for r in rows) / float(len(rows)), sum(r[15] for r in rows) / float(len(rows))))
+    say()
+    d0 = summary(data[("default", "all different", "s")], 100, data[("default", "all different", "n")])
+    d9 = [summary(data[("default", f, "s")], 100, data[("default", f, "n")]) for f in ("90% equal", "100% equal")]
+    say("Targets, default judge: on the all-different field, (s) P(best) %.3f against (n) %s (no loss: %s); "
+        "when 90%% and 100%% of the field is equivalent, (s) makes %.0f%% and %.0f%% fewer calls than (n) "
+        "(target: at least 35%%): %s." % (
+            d0["best"], signed(d0["dbest"], d0["sebest"]), "holds" if d0["dbest"] >= -2 * d0["sebest"] else "does NOT hold",
+            100 * (1 - d9[0]["ratio"]), 100 * (1 - d9[1]["ratio"]),
+            "holds" if min(1 - d9[0]["ratio"], 1 - d9[1]["ratio"]) >= 0.35 else "does NOT hold"))
+    say()
 
 
 def main(argv=None):
@@ -459,10 +626,14 @@ def main(argv=None):
                    "on 2 idle cores; much longer on a busy machine)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--quick", action="store_true", help="200 runs per cell, for a rough look")
+    p.add_argument("--equivalence-runs", type=int, default=400,
+                   help="runs per cell of the section on equivalent solutions (0 leaves it out; default 400)")
+    p.add_argument("--equivalence-only", action="store_true", help="only that section")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: all cores)")
     args = p.parse_args(argv)
     if args.quick:
         args.runs = 200
+        args.equivalence_runs = min(args.equivalence_runs, 100)
     if args.runs < 2 or args.jobs < 1:
         p.error("--runs must be 2 or more and --jobs 1 or more")
     print(" ".join(["$ python3 benchmarks/judging.py"] + list(sys.argv[1:] if argv is None else argv)))

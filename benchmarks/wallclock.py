@@ -85,7 +85,7 @@ class Sim:
         ev["wave"] = wave
         self.st = new_state(ev, judging.SIZES)
         self.st["seq"] = 1
-        self.world = (judging.field(n, seed), judging.fatal_line(judging.DEFAULT), seed)
+        self.world = (judging.field(n, seed), judging.fatal_line(judging.DEFAULT), seed, 0.0)
         self.seed, self.cv, self.policy = seed, cv, policy
         self.wave = wave if policy != "unlimited" else 10 ** 6
         self.lane_budget = lane_jobs * wave

@@ -58,7 +58,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="tests/run.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2,
                     help="modules at once (default: the number of cores, %(default)s here)")
-    ap.add_argument("-t", "--timeout", type=float, default=1800,
+    ap.add_argument("-t", "--timeout", type=float, default=900,
                     help="seconds a module may take before it is killed and counted as failed (default %(default)d)")
     ap.add_argument("-s", "--start-dir", default=HERE, help="the folder of the test modules (default: tests/)")
     ap.add_argument("module", nargs="*", help="test modules to run (default: every test_*.py there)")

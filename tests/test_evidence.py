@@ -122,6 +122,27 @@ class Settle(unittest.TestCase):
         self.assertIsNone(st["settle"])
         self.assertEqual(len([r for r in st["rounds"] if not r.get("merge")]), 3)
 
+    def shared(self, better, *extra):
+        """An 8-agent run where `better` of the 4 first-round matches are won by a better solution
+        and the rest judged equivalent; played until the first settle offer or the end."""
+        cwd = init_run(self, 8, 4, "--direct", "--settle", "auto", *extra, run="t")
+        matches = state_of(cwd, "t")["rounds"][0]["matches"]
+        agent = StandIn(cwd, seed=4, equal=True, quality={m["a"]: 90.0 for m in matches[:better]}, checks=False)
+        Orchestrator(cwd, agent, "t", runner=run_here).play()
+        return state_of(cwd, "t"), agent
+
+    def test_two_thirds_of_a_round_equivalent_is_an_offer_and_half_is_not(self):
+        st, agent = self.shared(1)
+        self.assertEqual(st["settle"]["round"], 1)
+        self.assertEqual(st["settle"]["why"], "3 of the 4 matches of round 1 that a judge decided were judged "
+                                              "equivalent")
+        st, agent = self.shared(2)
+        self.assertNotEqual((st["settle"] or {}).get("round"), 1, "2 of 4 equivalent is no offer")
+        self.assertGreaterEqual(len(st["rounds"]), 2)
+        # with --run-code, 3 of 4 asks a probe instead: running the code decides
+        st, agent = self.shared(1, "--run-code")
+        self.assertIn("probe-r1", agent.calls)
+
     def probed(self, better):
         """An 8-agent --run-code run where 2 x better matches are won by a better solution and the
         rest judged equivalent: at least half, so a probe runs on the survivors."""

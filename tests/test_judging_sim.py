@@ -13,7 +13,8 @@ from arena.jobs import judge_id, match_of  # noqa: E402
 # A judge that sees the truth: no noise, no position bias, every real FATAL and no false one.
 PERFECT = judging.PERFECT
 # A judge whose error dwarfs every quality difference, and no fatal flaws anywhere.
-RANDOM = judging.Judge(sigma=1000.0, bias=0.0, false_fatal=0.0, miss_fatal=0.0, fatal_share=0.0, low_conf=0, corr=0.0)
+RANDOM = judging.Judge(sigma=1000.0, bias=0.0, false_fatal=0.0, miss_fatal=0.0, fatal_share=0.0, low_conf=0, corr=0.0,
+                       eq_miss=1.0, eq_false=0.0)
 
 
 def plain_calls(n):
@@ -33,11 +34,15 @@ class Reproducible(unittest.TestCase):
                          [-1.938632, 1.281243, 1.356657, 0.56788, 0.404656])
         self.assertEqual(judging.consistency(judging.DEFAULT, 2000, seed=1), 0.796)
         # (rank of the champion, calls, matches with more than one look, matches, close looks in big
-        # rounds, matches of big rounds, then judge calls and matches of big, small and the last two rounds)
-        self.assertEqual(judging.outcome(7, 11, judging.DEFAULT, None), (1, 37, 0, 6, 0, 0, 0, 0, 3, 3, 3, 3))
-        self.assertEqual(judging.outcome(16, 5, judging.DEFAULT, 6), (2, 101, 10, 15, 3, 8, 11, 8, 8, 4, 6, 3))
-        self.assertEqual(judging.outcome(16, 5, judging.DEFAULT, 4, 1, judging.RULES),
-                         (2, 107, 9, 15, 2, 8, 10, 8, 10, 4, 11, 3))
+        # rounds, matches of big rounds, then judge calls and matches of big, small and the last two
+        # rounds, then settled early, merge shipped, equivalent looks, right ones, regret)
+        self.assertEqual(judging.outcome(7, 11, judging.DEFAULT, None),
+                         (1, 37, 0, 6, 0, 0, 0, 0, 3, 3, 3, 3, 0, 0, 0, 0, 0.0))
+        self.assertEqual(judging.outcome(16, 5, judging.DEFAULT, 6)[:16],
+                         (2, 101, 10, 15, 3, 8, 11, 8, 8, 4, 6, 3, 0, 0, 0, 0))
+        self.assertEqual(judging.outcome(16, 5, judging.DEFAULT, 4, 1, judging.RULES)[:16],
+                         (2, 107, 9, 15, 2, 8, 10, 8, 10, 4, 11, 3, 0, 0, 0, 0))
+        self.assertAlmostEqual(judging.outcome(16, 5, judging.DEFAULT, 4, 1, judging.RULES)[16], 0.835, 3)
 
     def test_scorecards_fit_the_rubric(self):
         for total in range(101):
@@ -49,10 +54,10 @@ class Reproducible(unittest.TestCase):
 
 class OldRules(unittest.TestCase):
     def test_the_old_rules_pair_at_random_and_stop_at_two_looks(self):
-        champ, st, _ = judging.tournament(16, 3, judging.DEFAULT, 4, 1, judging.OLD_RULES)
+        champ, st, _, _ = judging.tournament(16, 3, judging.DEFAULT, 4, 1, judging.OLD_RULES)
         self.assertFalse(any("rated" in r for r in st["rounds"]))
         self.assertTrue(all(res.get("n", 1) <= 2 for res in st["results"].values()))
-        _, new, _ = judging.tournament(16, 3, judging.DEFAULT, 4, 1, judging.RULES)
+        _, new, _, _ = judging.tournament(16, 3, judging.DEFAULT, 4, 1, judging.RULES)
         self.assertTrue(any("rated" in r for r in new["rounds"]))
         self.assertTrue(any(res.get("n", 1) >= 3 for res in new["results"].values()))
 
@@ -70,7 +75,7 @@ class Extremes(unittest.TestCase):
         for n in (2, 7, 16, 100):
             for seed in range(6):
                 for recheck in (None, 6):
-                    champ, st, _ = judging.tournament(n, seed, PERFECT, recheck, 1,
+                    champ, st, _, _ = judging.tournament(n, seed, PERFECT, recheck, 1,
                                                       judging.RULES if recheck else judging.OLD_RULES)
                     quality = judging.field(n, seed)
                     score = {a: judging.seen_total(q) for a, q in quality.items()}
@@ -96,19 +101,19 @@ class Extremes(unittest.TestCase):
 class Costs(unittest.TestCase):
     def test_no_second_look_when_recheck_is_off(self):
         for n in (2, 7, 16, 100):
-            _, st, calls = judging.tournament(n, 4, judging.SETTINGS[1][1], None)
+            _, st, calls, _ = judging.tournament(n, 4, judging.SETTINGS[1][1], None)
             self.assertEqual(calls, plain_calls(n))
             self.assertFalse([j for j in st["jobs"] if j.endswith("-judge2")])
 
     def test_second_looks_are_the_only_extra_calls(self):
         for n in (2, 7, 16, 100):
             for seed in range(3):
-                _, st, calls = judging.tournament(n, seed, judging.DEFAULT, 6)
+                _, st, calls, _ = judging.tournament(n, seed, judging.DEFAULT, 6)
                 looks = [j for j in st["jobs"] if j.endswith("-judge2")]
                 self.assertEqual(calls, plain_calls(n) + len(looks))
                 twice = sum(1 for r in st["results"].values() if r.get("n") == 2)
                 self.assertEqual(len(looks), twice)
-                _, st, calls = judging.tournament(n, seed, judging.DEFAULT, 6, final_judges=3)
+                _, st, calls, _ = judging.tournament(n, seed, judging.DEFAULT, 6, final_judges=3)
                 extra = [j for j in st["jobs"] if j.endswith(("-judge2", "-judge3"))]
                 self.assertEqual(calls, plain_calls(n) + len(extra))
                 self.assertEqual(sum(1 for j in extra if j.endswith("-judge3")), 1)
@@ -116,7 +121,7 @@ class Costs(unittest.TestCase):
     def test_looks_to_a_majority_are_the_only_extra_calls(self):
         for n in (2, 7, 16, 100):
             for seed in range(3):
-                _, st, calls = judging.tournament(n, seed, judging.DEFAULT, 4, 1, judging.RULES)
+                _, st, calls, _ = judging.tournament(n, seed, judging.DEFAULT, 4, 1, judging.RULES)
                 extra = [j for j in st["jobs"] if "-judge" in j and not j.endswith("-judge")]
                 self.assertEqual(calls, plain_calls(n) + len(extra))
                 for res in st["results"].values():
@@ -134,7 +139,7 @@ class Costs(unittest.TestCase):
             self.assertAlmostEqual(measured, judging.JUDGES_PER_MATCH[kind], delta=0.15, msg=kind)
 
     def test_a_second_look_sees_the_pair_in_the_swapped_order(self):
-        _, st, _ = judging.tournament(100, 2, judging.DEFAULT, 6)
+        _, st, _, _ = judging.tournament(100, 2, judging.DEFAULT, 6)
         pairs = 0
         for job, out in st["summ"].items():
             if job.endswith("-judge2"):

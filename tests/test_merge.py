@@ -7,6 +7,7 @@ independent checker recomputes the merge match like every other, and the baselin
 compare the text that ships.
 """
 
+import json
 import os
 import re
 import unittest
@@ -119,6 +120,37 @@ class Merge(unittest.TestCase):
         self.assertEqual(st["ship"], st["champion"])
         self.assertIn("nothing of %s's (the runner-up) was worth taking" % st["merged"]["other"],
                       run_cli(["winner", "--run", "t"], cwd)[1])
+
+    def test_a_tie_keeps_the_winner(self):
+        # the merge match's one look finds the two equivalent: the challenger did not beat the
+        # winner, so the winner's text ships, whatever a coin would have said
+        cwd = init_run(self, 2, 3, "--direct", run="t")
+        agent = StandIn(cwd, seed=3)
+        out = run_here(["next", "--run", "t"], cwd)[1]
+        for _ in range(30):
+            jobs = [c["description"] for c in standin.parse_wave(out)]
+            if "r2-m01-judge" in jobs:
+                break
+            for call in standin.parse_wave(out):
+                agent(call)
+            out = run_here(["next", "--run", "t"], cwd)[1]
+        st = state_of(cwd, "t")
+        champion, labels = st["champion"], st["jobs"]["r2-m01-judge"]["lab"][1]
+        card = {c: 9 for c, _ in checker.rubric()}
+        with open(os.path.join(cwd, ".arena", "t", "out", "r2-m01-judge.json"), "w") as f:
+            json.dump({"job": "r2-m01-judge", "scores": {labels[0]: card, labels[1]: card},
+                       "fatal": {labels[0]: False, labels[1]: False}, "equivalent": True,
+                       "confidence": "high", "reason": "the same behaviour"}, f)
+        out = run_here(["next", "--run", "t"], cwd)[1]
+        self.assertIn("\nFinished.", out)
+        st = state_of(cwd, "t")
+        res = st["results"]["r2-m01"]
+        self.assertEqual((res["w"], res["rule"], res.get("eq")), (champion, "coin", True))
+        self.assertEqual(st["ship"], champion)
+        text = run_cli(["winner", "--run", "t"], cwd)[1]
+        self.assertIn("the match against %s was a tie (judged equivalent), and a tie keeps the winner: %s's own "
+                      "revised text ships" % (champion, champion), text)
+        checker.check_run(self, cwd, "t", st, text)
 
 
 if __name__ == "__main__":

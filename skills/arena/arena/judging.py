@@ -53,6 +53,21 @@ def is_close(v, m, margin):
     return False
 
 
+# A round whose judges found every match equivalent, or at least SETTLE_SHARE of them, suggests
+# the survivors are interchangeable: a settle offer. A share, not "every match", since a judge
+# misses now and then that two solutions are the same, and one miss in fifty would otherwise
+# hide a settled field. A --run-code run looks instead when not all but PROBE_SHARE were: a
+# probe runs every survivor's code, better evidence than the share. benchmarks/judging.py
+# measures the choice.
+SETTLE_SHARE = (2, 3)
+PROBE_SHARE = (1, 2)
+
+
+def at_least(count, total, share):
+    """count of total is at least share (a (numerator, denominator) pair), total > 0."""
+    return total > 0 and count * share[1] >= share[0] * total
+
+
 def is_late(field):
     """The last two rounds (semifinal and final), where a wrong call costs the most."""
     return field <= LATE_FIELD

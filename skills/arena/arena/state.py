@@ -11,13 +11,13 @@ files: storage.py persists it, outputs.py turns files into events.
 from fractions import Fraction
 
 from . import budget
-from .base import ArenaError, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, TRIES, below, rng_for, shuffled
+from .base import ArenaError, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, TRIES, rng_for, shuffled
 from .cards import PARTS, deal_cards, deal_models
 from .jobs import (CANCELLED, DONE, FINAL, ISSUED, MERGE, OPEN, READY, STUCK, agent_ids, agent_of, attack_id,
                    challenger_id, competitor_jobs, defence_id, is_done, is_judging, job_kind, judge_id, look_of, match_id, match_of,
                    new_record, probe_id, round_of, spawn_id, status)
-from .judging import (decide, first_looks as round_first_looks, is_close, is_equivalent, looks_after_first,
-                      merge_verdicts, most_looks_in, round_kind, wants_more)
+from .judging import (PROBE_SHARE, SETTLE_SHARE, at_least, decide, first_looks as round_first_looks, is_close,
+                      is_equivalent, looks_after_first, merge_verdicts, most_looks_in, round_kind, wants_more)
 from .pairing import make_round
 from .workspace import PHASE_MINUTES
 
@@ -553,10 +553,12 @@ def label_slice(st, job):
 # ---------------------------------------------------------------- between rounds: a settled field
 
 def settles_or_probes(st, alive):
-    """What a finished round with survivors left calls for before the next is paired: a settle
-    offer when every match it judged was equivalent, or (in a --run-code run where at least half
-    were) a probe that runs every survivor's code on the same inputs. False: pair the next round.
-    One offer a run: once answered, the bracket goes on to the end."""
+    """What a finished round with survivors left calls for before the next is paired. A settle
+    offer when every match it judged was equivalent, or, in a run without --run-code, at least
+    two thirds of them (SETTLE_SHARE). In a --run-code run where not all but at least half were
+    (PROBE_SHARE), a probe that runs every survivor's code on the same inputs: running the code
+    is better evidence than the judges' share. False: pair the next round. One offer a run:
+    once answered, the bracket goes on to the end."""
     if st["settle_mode"] == "never" or st["settle"]:
         return False
     rnd = st["rounds"][-1]
@@ -564,9 +566,13 @@ def settles_or_probes(st, alive):
     same = sum(1 for r in judged if r.get("eq"))
     if judged and same == len(judged):
         offer_settle(st, alive, "every match of round %d that a judge decided (%d) was judged equivalent"
-                     % (rnd["n"], len(judged)))
+                     % (rnd["n"], same))
         return True
-    if st["run_code"] and judged and 2 * same >= len(judged) and probe_id(rnd["n"]) not in st["jobs"]:
+    if not st["run_code"] and at_least(same, len(judged), SETTLE_SHARE):
+        offer_settle(st, alive, "%d of the %d matches of round %d that a judge decided were judged equivalent"
+                     % (same, len(judged), rnd["n"]))
+        return True
+    if st["run_code"] and at_least(same, len(judged), PROBE_SHARE) and probe_id(rnd["n"]) not in st["jobs"]:
         if budget.capped(st) and not budget.affordable(st, 1, "probe"):
             budget.cut(st, "probe-r%d: the settle probe skipped for the budget" % rnd["n"])
             return False
@@ -671,9 +677,9 @@ def merged(st, out):
         return
     st["sol"][challenger] = out["sol"]
     number = len(st["rounds"]) + 1
-    rng = rng_for(st["seed"], "merge")
-    m = {"id": match_id(number, 1, 1), "a": champion, "b": challenger,
-         "coin": champion if below(rng, 2) else challenger}
+    # the challenger must beat the winner: a tie on every criterion (an equivalent verdict
+    # among them) keeps the winner, so this match's coin is no draw
+    m = {"id": match_id(number, 1, 1), "a": champion, "b": challenger, "coin": champion}
     rnd = {"n": number, "matches": [m], "bye": None, "merge": True}
     st["rounds"].append(rnd)
     info["match"] = m["id"]

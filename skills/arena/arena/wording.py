@@ -238,10 +238,13 @@ def merge_lines(st):
         ":" if info.get("taken") else "")]
     lines += ["  TAKEN %d: %s" % (k, what) for k, what in enumerate(info.get("taken", []), 1)]
     res = st["results"].get(info.get("match"))
-    if res:
-        lines.append("  the challenger %s the match against %s: %s" % (
-            "won" if res["w"] == info["challenger"] else "lost", champ,
-            "its text ships" if res["w"] == info["challenger"] else "%s's own revised text ships" % champ))
+    if res and res["w"] == info["challenger"]:
+        lines.append("  the challenger won the match against %s: its text ships" % champ)
+    elif res and res.get("rule") == "coin":
+        lines.append("  the match against %s was a tie%s, and a tie keeps the winner: %s's own revised text ships"
+                     % (champ, " (judged equivalent)" if res.get("eq") else "", champ))
+    elif res:
+        lines.append("  the challenger lost the match against %s: %s's own revised text ships" % (champ, champ))
     else:
         lines.append("  its match against %s is not decided yet" % champ)
     return lines
