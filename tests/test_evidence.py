@@ -15,6 +15,7 @@ import unittest
 import checker
 import standin
 from standin import ENGINE, Orchestrator, StandIn, init_run, run_cli, run_here, state_bytes, state_of
+from arena.schedule import progress  # noqa: E402  (standin puts the engine on the path)
 
 
 def journal_bytes(cwd, run):
@@ -142,6 +143,21 @@ class Settle(unittest.TestCase):
         # with --run-code, 3 of 4 asks a probe instead: running the code decides
         st, agent = self.shared(1, "--run-code")
         self.assertIn("probe-r1", agent.calls)
+
+    def test_the_progress_line_counts_the_probe_and_a_finished_run_stops_its_clock(self):
+        cwd = init_run(self, 8, 4, "--direct", "--run-code", run="t")
+        matches = state_of(cwd, "t")["rounds"][0]["matches"]
+        agent = StandIn(cwd, seed=4, equal=True, quality={matches[0]["a"]: 90.0}, checks=False)
+        orch = Orchestrator(cwd, agent, "t", runner=run_here)
+        orch.play()
+        self.assertIn("probe-r1", agent.calls)
+        counts = [tuple(map(int, re.search(r", (\d+)/(\d+) jobs,", out).groups())) for out in orch.outputs]
+        self.assertTrue(all(done <= total for done, total in counts), counts)
+        self.assertEqual(counts[-1][0], counts[-1][1])
+        # a finished run's elapsed time is its first hand-out to its last output, whenever asked
+        st = state_of(cwd, "t")
+        st["last"] = st["waves"][0]["at"] + 125
+        self.assertEqual(progress(st)["elapsed"], 125)
 
     def probed(self, better):
         """An 8-agent --run-code run where 2 x better matches are won by a better solution and the

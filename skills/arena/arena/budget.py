@@ -67,6 +67,8 @@ def came_back(st, job, ev):
     info = st["jobs"][job]
     kind = job_kind(job)
     spend = entry(st, kind)
+    if ev.get("at") is not None:
+        st["last"] = max(st.get("last") or 0.0, ev["at"])
     if ev.get("at") is not None and info.get("at") is not None:
         spend["sec"] = round(spend["sec"] + max(0.0, ev["at"] - info["at"]), 3)
     used = ev.get("used")

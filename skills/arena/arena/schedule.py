@@ -10,7 +10,8 @@ import time
 
 from . import budget
 from .estimate import field_sizes, packed_waves, plan_rows
-from .jobs import CANCELLED, DONE, ISSUED, OPEN, READY, count_in, job_key, match_of, parse_job, phase_of
+from .jobs import (CANCELLED, DONE, ISSUED, OPEN, READY, count_in, job_key, job_kind, look_of, match_of, parse_job,
+                   phase_of)
 from .state import bracket_rounds, deps_done, find_match
 
 
@@ -60,10 +61,10 @@ def pick_jobs(st, slots):
 
 
 def planned_calls(st):
-    """Sub-agent calls of the whole run: the base plan, the extra judges made so far,
-    the final's panel while it is still to come, minus jobs a forfeit cancelled."""
+    """Sub-agent calls of the whole run: the base plan, the extra judges and settle probes
+    made so far, the final's panel while it is still to come, minus jobs a forfeit cancelled."""
     n = st["agents"]
-    extra = sum(1 for j in st["jobs"] if "-judge" in j and not j.endswith("-judge"))
+    extra = sum(1 for j in st["jobs"] if job_kind(j) == "judge" and look_of(j) > 1 or job_kind(j) == "probe")
     cancelled = count_in(st, CANCELLED)
     final_paired = len(bracket_rounds(st)) == len(field_sizes(n)) - 1
     panel = st["final_judges"] - 1 if n > 1 and not final_paired else 0
@@ -126,10 +127,16 @@ def progress(st):
         if done_waves >= 1:
             per = elapsed / max(1, len(st["waves"]))
             eta = per * max(0, waves_plan - len(st["waves"]))
+    total = planned_calls(st)
     if phase == "finished":
-        waves_plan = len(st["waves"])  # the plan was an estimate; a finished run shows what it took
+        # the plan was an estimate; a finished run shows what it took, and its clock stopped
+        # with the last output read
+        waves_plan, total = len(st["waves"]), done
+        start = lanes["first"] if lanes and not st["waves"] else st["waves"][0]["at"] if st["waves"] else None
+        if start is not None and st.get("last"):
+            elapsed = max(0.0, st["last"] - start)
     return {"round": len(bracket_rounds(st)), "rounds": len(field_sizes(st["agents"])) - 1, "phase": phase,
-            "done": done, "total": planned_calls(st), "wave": len(st["waves"]), "waves": waves_plan,
+            "done": done, "total": total, "wave": len(st["waves"]), "waves": waves_plan,
             "retrying": retry, "elapsed": elapsed, "eta": eta, "running": running,
             "lanes": bool(lanes and not st["waves"]),
             "spent": budget.spent_calls(st), "tokens": budget.spent_tokens(st)}

@@ -55,7 +55,7 @@ def new_state(ev, sizes):
         "per_call": ev.get("per_call") or {}, "max_calls": ev.get("max_calls"), "max_tokens": ev.get("max_tokens"),
         "spend": {}, "cuts": [], "cuts_shown": 0,
         "settle_mode": ev.get("settle", "never"), "settle": None, "merge_on": bool(ev.get("merge")), "merged": None,
-        "ship": None,
+        "ship": None, "last": None,
     }
     for a in ids:
         add_job(st, spawn_id(a))
@@ -69,7 +69,7 @@ def new_state(ev, sizes):
 # Keys a state gained after format 1 began, with the value a run started before them has;
 # new_state sets them from the init event.
 LATER_KEYS = {"models": None, "run_code_env": [], "records": {}, "per_call": {}, "max_calls": None, "max_tokens": None, "spend": {}, "cuts": [], "cuts_shown": 0,
-              "settle_mode": "never", "settle": None, "merge_on": False, "merged": None, "ship": None}
+              "settle_mode": "never", "settle": None, "merge_on": False, "merged": None, "ship": None, "last": None}
 
 
 def upgrade(st):
