@@ -183,6 +183,9 @@ class Referee:
         cards = {x: [sum(lk[x][0][i] for lk, _, _ in looks) for i in range(len(self.crit))] for x in sides}
         fatal = {x: 2 * sum(1 for lk, _, _ in looks if lk[x][1]) > len(looks) for x in sides}
         winner, rule = self.decide(cards, fatal, m)
+        if equivalent and rnd.get("merge"):
+            # the checked merge: an equivalent verdict keeps the winner (side a), whatever the totals
+            winner, rule = m["a"], "equivalent"
         tot = {x: sum(cards[x]) for x in sides}
         out = {"w": winner, "tot": tot, "n": len(looks), "rule": rule, "fatal": fatal}
         if equivalent:

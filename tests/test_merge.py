@@ -135,20 +135,23 @@ class Merge(unittest.TestCase):
                 agent(call)
             out = run_here(["next", "--run", "t"], cwd)[1]
         st = state_of(cwd, "t")
-        champion, labels = st["champion"], st["jobs"]["r2-m01-judge"]["lab"][1]
+        champion, (order, labels) = st["champion"], st["jobs"]["r2-m01-judge"]["lab"]
+        label = dict(zip(order, labels))
+        # the challenger even scores a point more: equivalent still keeps the winner
         card = {c: 9 for c, _ in checker.rubric()}
+        more = dict(card, correctness=10)
         with open(os.path.join(cwd, ".arena", "t", "out", "r2-m01-judge.json"), "w") as f:
-            json.dump({"job": "r2-m01-judge", "scores": {labels[0]: card, labels[1]: card},
+            json.dump({"job": "r2-m01-judge", "scores": {label[champion]: card, label["a000"]: more},
                        "fatal": {labels[0]: False, labels[1]: False}, "equivalent": True,
                        "confidence": "high", "reason": "the same behaviour"}, f)
         out = run_here(["next", "--run", "t"], cwd)[1]
         self.assertIn("\nFinished.", out)
         st = state_of(cwd, "t")
         res = st["results"]["r2-m01"]
-        self.assertEqual((res["w"], res["rule"], res.get("eq")), (champion, "coin", True))
+        self.assertEqual((res["w"], res["rule"], res.get("eq")), (champion, "equivalent", True))
         self.assertEqual(st["ship"], champion)
         text = run_cli(["winner", "--run", "t"], cwd)[1]
-        self.assertIn("the match against %s was a tie (judged equivalent), and a tie keeps the winner: %s's own "
+        self.assertIn("the match against %s was judged equivalent, which keeps the winner: %s's own "
                       "revised text ships" % (champion, champion), text)
         checker.check_run(self, cwd, "t", st, text)
 

@@ -311,6 +311,8 @@ class Report:
         if rule.startswith("criterion "):
             k = int(rule.split()[1]) - 1
             return self.rubric[k][0] if 0 <= k < len(self.rubric) else rule
+        if rule == "equivalent":
+            return "the merge rule (an equivalent verdict keeps the winner)"
         return "the seeded coin" if rule == "coin" else rule
 
     def score_table(self, looks, sides, heads, res):

@@ -455,8 +455,12 @@ def judge_arrived(st, mid):
         for k in range(1, more + 1):
             add_job(st, judge_id(mid, len(verdicts) + k))
         return
+    equivalent = is_equivalent(verdicts[0], m)
+    if equivalent and st["merged"] and st["merged"].get("match") == mid:
+        # the merge match: the challenger must beat the winner, and one it equals has not
+        winner, rule = m["a"], "equivalent"
     info = {"how": "judge", "n": len(verdicts), "tot": tot, "fatal": merged["fat"], "rule": rule}
-    if is_equivalent(verdicts[0], m):
+    if equivalent:
         info["eq"] = True
     if len(verdicts) >= 2:
         info["agree"] = len(set(picks)) == 1

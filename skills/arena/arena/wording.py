@@ -240,9 +240,9 @@ def merge_lines(st):
     res = st["results"].get(info.get("match"))
     if res and res["w"] == info["challenger"]:
         lines.append("  the challenger won the match against %s: its text ships" % champ)
-    elif res and res.get("rule") == "coin":
-        lines.append("  the match against %s was a tie%s, and a tie keeps the winner: %s's own revised text ships"
-                     % (champ, " (judged equivalent)" if res.get("eq") else "", champ))
+    elif res and res.get("rule") in ("equivalent", "coin"):
+        lines.append("  the match against %s was %s, which keeps the winner: %s's own revised text ships"
+                     % (champ, "judged equivalent" if res["rule"] == "equivalent" else "a tie", champ))
     elif res:
         lines.append("  the challenger lost the match against %s: %s's own revised text ships" % (champ, champ))
     else:
