@@ -302,6 +302,25 @@ class Usage(unittest.TestCase):
         self.assertEqual(reported, budget.spent_calls(st), "every call's usage was passed on")
         self.assertIn("all %d from Claude Code's usage reports" % reported, out)
 
+    def test_reported_tokens_replace_the_estimate_call_for_call(self):
+        # a whole run whose every call reports a context far below the assumed size: the spend
+        # must be the sum of the reports, never drift below it (nor below zero), job for job
+        cwd = init_run(self, 16, 2, run="t")
+        Orchestrator(cwd, StandIn(cwd, seed=2), "t", usage=True).play()
+        st = state_of(cwd, "t")
+        with open(os.path.join(cwd, ".arena", "t", "journal.jsonl")) as f:
+            events = [json.loads(line) for line in f]
+        want = {}
+        for ev in events:
+            if ev.get("e") in ("done", "fail") and ev.get("used"):
+                kind = job_kind(ev["job"])
+                want[kind] = want.get(kind, 0) + budget.reported_tokens(st, kind, ev["used"])
+        for kind, total in want.items():
+            self.assertEqual(st["spend"][kind]["rep"], st["spend"][kind]["calls"], kind)
+            self.assertEqual(st["spend"][kind]["tok"], total, kind)
+            self.assertGreater(budget.call_tokens(st, kind), 0, kind)
+        self.assertNotIn("about -", run_cli(["winner", "--run", "t"], cwd)[1])
+
     def test_a_usage_report_that_is_not_one_is_refused(self):
         cwd = init_run(self, 2, 1, "--direct", run="t")
         code, _, err = run_cli(["next", "--run", "t", "--used", "spawn-a001=lots"], cwd, check=False)

@@ -29,13 +29,21 @@ def entry(st, kind):
     return st["spend"].setdefault(kind, empty(kind))
 
 
+def assumed_tokens(st, kind):
+    """Tokens the estimate assumes for one call of this kind (input and output)."""
+    return st["per_call"].get(kind, [0, 0, 0])[2]
+
+
 def call_tokens(st, kind):
-    """Tokens one call of this kind is expected to use (input and output): the mean of the
-    calls of this kind that reported their usage, once three have, else the assumed size."""
+    """Tokens one call of this kind is expected to use, for what is still to come: the mean of
+    the calls of this kind that reported their usage, once three have, else the assumed size.
+    A call's spend is the assumed size from its hand-out until its report replaces it, so the
+    reported calls' sum is the spend less the assumed size of every call without a report."""
     spend = st["spend"].get(kind)
     if spend and spend["rep"] >= 3:
-        return int(spend["tok"] / float(max(1, spend["calls"])))
-    return st["per_call"].get(kind, [0, 0, 0])[2]
+        reported = spend["tok"] - assumed_tokens(st, kind) * (spend["calls"] - spend["rep"])
+        return max(0, int(reported / float(spend["rep"])))
+    return assumed_tokens(st, kind)
 
 
 def reported_tokens(st, kind, used):
@@ -51,7 +59,7 @@ def handed_out(st, job):
     kind = job_kind(job)
     spend = entry(st, kind)
     spend["calls"] += 1
-    spend["tok"] += call_tokens(st, kind)
+    spend["tok"] += assumed_tokens(st, kind)
 
 
 def never_ran(st, job):
@@ -59,7 +67,7 @@ def never_ran(st, job):
     kind = job_kind(job)
     spend = entry(st, kind)
     spend["calls"] -= 1
-    spend["tok"] -= call_tokens(st, kind)
+    spend["tok"] -= assumed_tokens(st, kind)
 
 
 def came_back(st, job, ev):
@@ -77,7 +85,7 @@ def came_back(st, job, ev):
         spend["ctx"] += used[0]
         spend["tools"] += used[1]
         spend["ms"] += used[2]
-        spend["tok"] += reported_tokens(st, kind, used) - st["per_call"].get(kind, [0, 0, 0])[2]
+        spend["tok"] += reported_tokens(st, kind, used) - assumed_tokens(st, kind)
 
 
 def orchestrated(st, kind, calls):
