@@ -49,8 +49,9 @@ class Merge(unittest.TestCase):
             self.assertTrue(f.read())
         mine = checker.check_run(self, cwd, "t", st, text)
         self.assertIn(info["match"], mine)
-        # the report says it too
-        _, out, _ = run_cli(["report", "--run", "t"], cwd)
+        # the report says it too; winner --report writes it and prints the winner first
+        _, out, _ = run_cli(["winner", "--run", "t", "--report"], cwd)
+        self.assertEqual(out, text + "report: .arena/t/report.html\n")
         with open(os.path.join(cwd, ".arena", "t", "report.html"), encoding="utf-8") as f:
             page = f.read()
         self.assertIn('id="merge"', page)

@@ -57,7 +57,8 @@ class SkillMdTest(unittest.TestCase):
             self.assertEqual(code, 0, cmd)
             for flag in re.findall(r"--[a-z][a-z-]*", rest):
                 self.assertIn(flag, out, "%s has no %s" % (cmd, flag))
-        self.assertTrue({"plan", "init", "next", "winner", "report"} <= seen)
+        self.assertTrue({"plan", "init", "next", "winner"} <= seen)
+        self.assertIn("`B winner --run RUN --report`", self.body, "the result and the report in one command")
         # the record command next prints, and the arguments the skill parses
         _, out, _ = run_cli(["record", "--help"], standin.ROOT)
         self.assertIn("--reason", out)

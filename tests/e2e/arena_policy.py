@@ -244,17 +244,15 @@ class ArenaPolicy:
                 b, self.flags(opts, "agents", "seed", "wave"), more), description="arena start")]
         run = self.run_name(req)
         if " winner " in cmd:
-            return [tool("Bash", command="%s report --run %s" % (b, run), description="arena report")]
-        if " report " in cmd:
-            win = [o for c, o in bash_outputs(req) if " winner " in c][-1]
-            return text("FINAL: " + win.splitlines()[0] + "\nReport: " + out.strip().splitlines()[-1])
+            # SKILL.md: winner --report prints the result and writes the page in one command
+            return text("FINAL: " + out.splitlines()[0] + "\nReport: " + out.strip().splitlines()[-1])
         if name == "Agent":
             flag = " --direct" if any("NO-AGENT-TOOL" in o for _, _, o, _ in last) else ""
             return [tool("Bash", command="%s next --run %s%s" % (b, run, flag), description="arena next")]
         if " record " in cmd or " init " in cmd:
             return [tool("Bash", command="%s next --run %s" % (b, run), description="arena next")]
         if " next" in cmd:
-            return self.act(out, b, run, "", final=lambda: [tool("Bash", command="%s winner --run %s" % (b, run),
+            return self.act(out, b, run, "", final=lambda: [tool("Bash", command="%s winner --run %s --report" % (b, run),
                                                                      description="arena winner")])
         raise ValueError("main: no rule for the last call %s %r" % (name, cmd))
 

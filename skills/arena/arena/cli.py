@@ -618,6 +618,10 @@ def print_folder_changes(run, digests, record, what, changes_since, kind, blind_
 def cmd_winner(args):
     with open_run(args.run) as ctx:
         print_winner(ctx)
+        if args.report:
+            # one command for the end of a run: the result and the page (a turn less in the session)
+            from . import report
+            print("report: %s" % report.write_report(ctx))
 
 
 def print_winner(ctx):
@@ -903,7 +907,9 @@ def build_parser():
                 "run")
     c.add_argument("choice", choices=("continue", "finish"))
     command("status", cmd_status, "progress, rounds, alive agents, and files changed outside .arena/", "run")
-    command("winner", cmd_winner, "the survivor, its card, path, the attacks it survived, the baseline check", "run")
+    c = command("winner", cmd_winner, "the survivor, its card, path, the attacks it survived, the baseline check",
+                "run")
+    c.add_argument("--report", action="store_true", help="also write report.html, as the report command does")
     command("report", cmd_report, "write report.html: the bracket, scores, attacks and the winner's path", "run")
     command("repair", cmd_repair, "rebuild state.json from journal.jsonl", "run")
     c = command("check", cmd_check, "check a handed-out job's output files exactly as collect will; prints ok "

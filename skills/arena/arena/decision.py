@@ -250,7 +250,8 @@ def render_lane(act):
         out.append("Lane %s: nothing ready yet (%d running); run the same lane command again." % (
             act["lane"], act["running"]))
     else:
-        out.append("LANE OVER. Reply with exactly this line and stop: %s" % act["line"])
+        # the reply lands in the main session ten times over: a short line (next prints the progress)
+        out.append("LANE OVER. Reply with exactly this line and stop: lane %s over" % act["lane"])
     return "\n".join(out)
 
 
