@@ -231,9 +231,7 @@ def cmd_demo(args):
         print("hidden quality, known only to the demo: the winner %s started as #%d of %d; the weaker side won %d of %s"
               % (st["champion"], ranked.index(st["champion"]) + 1, len(ranked), upsets,
                  plural(len(bracket), "match")))
-    quiet = argparse.Namespace(run=name)
-    cmd_winner(quiet)
-    cmd_report(quiet)
+    cmd_winner(argparse.Namespace(run=name, report=True))
 
 
 def free_run_name(base):
