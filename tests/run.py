@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # The slowest modules, slowest first, by the per-module times this runner prints:
 # started first so that the many short modules fill the other cores around them.
-SLOW_FIRST = ["test_claude_e2e", "test_claude_probe", "test_reliability", "test_budget", "test_workfolder",
+SLOW_FIRST = ["test_claude_e2e", "test_claude_probe", "test_reliability", "test_budget", "test_models", "test_workfolder",
               "test_tournaments", "test_lanes", "test_claude_run_code", "test_schedule", "test_report",
               "test_cli", "test_fuzz", "test_hard_cases", "test_safety", "test_claude_plugin"]
 
