@@ -217,18 +217,25 @@ def write_brief(ctx, job, attempt):
     atomic_write(run.path("b", job + ".md"), fill(template, values), durable=False)
 
 
-def probe_values(ctx, job, attempt, rel):
-    """A probe's inputs: every survivor's latest solution, blinded, under its label."""
-    st = ctx.st
-    sides, names = judge_sides(st, job, attempt)
+def blind_solutions(ctx, job, sides, names):
+    """Each side's latest solution copied, blinded, into the job's folder under its label; the
+    copies' paths, in the order of sides."""
     make_room(ctx.run, judge_folder(job), folder=True)
     os.makedirs(ctx.run.path(judge_folder(job)), exist_ok=True)
-    inputs = []
+    copies = []
     for agent, label in zip(sides, names):
         dst = judge_copy(job, label, "solution")
         make_room(ctx.run, dst)
-        blind_copy(ctx, st["sol"].get(agent), dst, sides, names)
-        inputs.append("- %s: %s" % (label, rel(dst)))
+        blind_copy(ctx, ctx.st["sol"].get(agent), dst, sides, names)
+        copies.append(dst)
+    return copies
+
+
+def probe_values(ctx, job, attempt, rel):
+    """A probe's inputs: every survivor's latest solution, blinded, under its label."""
+    sides, names = judge_sides(ctx.st, job, attempt)
+    copies = blind_solutions(ctx, job, sides, names)
+    inputs = ["- %s: %s" % (label, rel(dst)) for label, dst in zip(names, copies)]
     half = max(1, len(names) // 2)
     example = {"job": job, "groups": [names[:half], names[half:]] if len(names) > 1 else [names], "inputs": 420,
                "reason": "%s and %s differ on the empty input; the rest give the same results for all 420."
@@ -246,13 +253,9 @@ def merge_values(ctx, job, rel):
     each and its answers, blinded (the two are Base and Other, anyone else another agent)."""
     st = ctx.st
     sides = [st["merged"]["base"], st["merged"]["other"]]
-    make_room(ctx.run, judge_folder(job), folder=True)
-    os.makedirs(ctx.run.path(judge_folder(job)), exist_ok=True)
+    copies = blind_solutions(ctx, job, sides, list(MERGE_LABELS))
     inputs = []
-    for agent, label in zip(sides, MERGE_LABELS):
-        dst = judge_copy(job, label, "solution")
-        make_room(ctx.run, dst)
-        blind_copy(ctx, st["sol"].get(agent), dst, sides, list(MERGE_LABELS))
+    for agent, label, dst in zip(sides, MERGE_LABELS, copies):
         inputs.append("- the %s solution (%s): %s" % ("base" if label == "Base" else "other", label, rel(dst)))
         for m, res in path_of(st, agent):
             if not res or res["how"] == "forfeit":
