@@ -62,6 +62,15 @@ def run_cli(args, cwd, check=True, env=None):
     return proc.returncode, proc.stdout, proc.stderr
 
 
+def card(total):
+    """A five-criterion scorecard with this total (within the rubric's maxima)."""
+    out, left = [], total
+    for top in (30, 25, 20, 15, 10):
+        out.append(min(top, left))
+        left -= out[-1]
+    return out
+
+
 def state_of(cwd, run):
     """The state of a run, as its state.json holds it."""
     with open(os.path.join(cwd, ".arena", run, "state.json"), encoding="utf-8") as f:

@@ -13,7 +13,7 @@ import random
 import unittest
 
 import standin
-from standin import Orchestrator, StandIn, init_run, run_cli, run_here, state_of
+from standin import Orchestrator, StandIn, card, init_run, run_cli, run_here, state_of
 from arena import budget
 from arena.base import MOST_LOOKS
 from arena.estimate import least_calls, per_call
@@ -40,14 +40,6 @@ def fresh(ev):
 def put(st, ev):
     ev["seq"] = st["seq"] + 1
     apply(st, ev)
-
-
-def card(total):
-    out, left = [], total
-    for top in (30, 25, 20, 15, 10):
-        out.append(min(top, left))
-        left -= out[-1]
-    return out
 
 
 def output(st, job, verdict):

@@ -4,6 +4,7 @@ import unittest
 from fractions import Fraction
 
 import standin  # noqa: F401  (puts skills/arena on sys.path)
+from standin import card
 from arena.base import ArenaError, MOST_LOOKS, below, rng_for  # noqa: E402
 from arena.jobs import judge_id  # noqa: E402
 from arena.judging import first_looks, merge_verdicts  # noqa: E402
@@ -88,15 +89,6 @@ class RatedRoundTest(unittest.TestCase):
         self.assertEqual(rating_values({"x": [150, 2], "y": [61, 1], "z": [0, 0]}),
                          {"x": Fraction(75), "y": Fraction(61), "z": Fraction(68)})
         self.assertEqual(rating_values({"x": [0, 0]}), {"x": Fraction(0)})
-
-
-def card(total):
-    """A five-criterion scorecard with this total (within the rubric's maxima)."""
-    out, left = [], total
-    for top in (30, 25, 20, 15, 10):
-        out.append(min(top, left))
-        left -= out[-1]
-    return out
 
 
 def verdict(m, ta, tb, fa=False, fb=False, conf="high"):
