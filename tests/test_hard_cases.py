@@ -11,6 +11,7 @@ import json
 import random
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -386,6 +387,34 @@ class RunNames(Run):
         self.run = "t"
         self.init(2, run="t", seed=1)
         self.assertIn("Wave 1", self.next())
+
+    def test_init_killed_at_every_write_point_is_finished_by_the_same_init(self):
+        argv = ["init", "--agents", "3", "--seed", "4", "--task-file", "task.md", "--run", "k", "--direct"]
+        clean = None
+        for point in range(1, 60):
+            run_dir = os.path.join(self.cwd, ".arena", "k")
+            if os.path.exists(run_dir):
+                shutil.rmtree(run_dir)
+            env = dict(os.environ, ARENA_KILL_AT=str(point))
+            proc = subprocess.run(ENGINE + argv, cwd=self.cwd, capture_output=True, env=env)
+            if proc.returncode == 0:
+                break  # past the last write point: init ran whole
+            self.assertLess(proc.returncode, 0, proc.stderr)
+            code, out, err = run_cli(argv, self.cwd, check=False)
+            self.assertEqual(code, 0, "init killed at write point %d, then run again: %s" % (point, err))
+            self.assertIn("next: next --run k", out)
+            self.run = "k"
+            first = self.next()
+            self.assertIn("Wave 1", first, "after a kill at write point %d" % point)
+            clean = clean or first
+            self.assertEqual(first, clean, "a kill at write point %d changed the first wave" % point)
+        else:
+            self.fail("init still died at its 59th write point")
+        self.assertGreater(point, 5, "init has fewer write points than this test expects")
+        # a different init under the same name is still refused
+        code, _, err = run_cli(argv[:2] + ["4"] + argv[3:], self.cwd, check=False)
+        self.assertEqual(code, 2)
+        self.assertIn("already exists", err)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from .base import (ArenaError, DEFAULT_AGENTS, DEFAULT_BATCH, DEFAULT_LANE_JOBS,
 from .cards import card_count as cards_allow, card_names, card_sizes, load_cards, load_rubric, model_counts
 from .jobs import (DONE, ISSUED, OPEN, READY, STUCK, attack_id, count_in, defence_id, job_kind, outputs_of, parse_job,
                    round_of)
-from .state import (alive_agents, bracket_rounds, deps_done, find_match, matches_decided, model_of, model_table,
+from .state import (alive_agents, bracket_rounds, card_of, deps_done, find_match, matches_decided, model_of, model_table,
                     new_state, opponent, path_of)
 from .storage import Run, atomic_write, find_run
 from .context import Context, open_run
@@ -115,8 +115,13 @@ def cmd_init(args):
     if os.path.exists(run.dir):
         run.check_folder()
         if run.started():
-            raise ArenaError("run %s already exists; pick another --run name or continue it with next --run %s"
-                             % (name, name))
+            if not cut_short(run, n, args.seed, args.wave, task):
+                raise ArenaError("run %s already exists; pick another --run name or continue it with next --run %s"
+                                 % (name, name))
+            # the same init, killed after its first journal line: finish what it left undone
+            with run.lock():
+                st = run.load()
+            return init_done(run, st, cards, each)
         # an init killed before its first journal line left only files it writes again
     fp, complete = fingerprint(".")
     for sub in ("b", "out", "j"):
@@ -131,7 +136,7 @@ def cmd_init(args):
                "tempdir.json": json.dumps(temp_snapshot()), "homedir.json": json.dumps(home_snapshot())}
     for record in RECORDS:
         atomic_write(run.path(record), records[record])
-    os.makedirs(run.path("work"))
+    os.makedirs(run.path("work"), exist_ok=True)
     rng = rng_for(seed, "fence", hashlib.sha256(task.encode("utf-8")).hexdigest())
     fence = "=====ARENA-DATA-%012x=====" % rng.getrandbits(48)
     while fence in task or (baseline and fence in baseline):
@@ -154,16 +159,37 @@ def cmd_init(args):
         st = new_state(ev, sizes)
         st["seq"] = 1
         run.save(st)
+    init_done(run, st, cards, each)
+
+
+def cut_short(run, agents, seed, wave, task):
+    """The run's journal holds only an init of this field, seed (if given), wave and task: the same init
+    was killed after its first journal line, and running it again finishes it."""
+    try:
+        events = list(run.events())
+        same_task = read_text(run.path("task.md"), exact=True) == task
+    except ArenaError:
+        return False
+    # lane.md is the last file init writes: with it there, that init ran whole
+    if len(events) != 1 or events[0]["e"] != "init" or not same_task or os.path.exists(run.path("lane.md")):
+        return False
+    ev = events[0]
+    return ev["agents"] == agents and seed in (None, ev["seed"]) and ev["wave"] == wave
+
+
+def init_done(run, st, cards, each):
+    """The part of init after its state is saved: the loop briefs, the current run, what it prints."""
+    name, n = st["run"], st["agents"]
+    atomic_write(os.path.join(run.root, "current"), name + "\n")
     write_conductor_brief(run, st)
     write_lane_brief(run, st)
-    atomic_write(os.path.join(root, "current"), name + "\n")
     print("run %s: %s, seed %d, wave %d, %s mode; task in %s" % (
-        name, plural(n, "agent"), seed, args.wave, st["mode"], run.path("task.md")))
+        name, plural(n, "agent"), st["seed"], st["wave"], st["mode"], run.path("task.md")))
     for line in code_lines(st["run_code"], name, st["run_code_env"]):
         print(line)
     for line in model_lines(st)[:1]:
         print(line + ": " + field_text(st["models"], [row[1] for row in model_table(st)]) if st["models"] else line)
-    for line in budget_lines(n, args.wave, st["baseline"], st["recheck"] is not None, st["max_calls"],
+    for line in budget_lines(n, st["wave"], st["baseline"], st["recheck"] is not None, st["max_calls"],
                              st["max_tokens"], each, cards_allow(cards)):
         print(line)
     print("next: next --run %s" % name)
@@ -402,7 +428,8 @@ def cmd_pairings(args):
             print("no matches: a single agent has no one to play")
             return
         rnd = st["rounds"][-1]
-        modes = lambda a: load_cards()["reasoning"][st["cards"][a][0]][0]
+        reasoning = ctx.cards["reasoning"]
+        modes = lambda a: reasoning[card_of(st, a)[0]][0]  # the merge's challenger plays on the runner-up's card
         print("round %d: %s%s" % (rnd["n"], plural(len(rnd["matches"]), "match"), ", bye " + rnd["bye"] if rnd["bye"] else ""))
         for m in rnd["matches"]:
             res = st["results"].get(m["id"])
