@@ -213,7 +213,7 @@ def judge_arrived(st, mid):
     if n >= 3 and rule_how == "majority":
         winner = max((a, b), key=lambda x: (picks.count(x), x == picks[0]))
         tot = {x: sum(sum(v["sc"][x]) for v in verdicts) for x in (a, b)}
-        bracket.settle(st, m, winner, {"how": "panel", "n": n, "tot": tot, "agree": len(set(picks)) == 1,
+        bracket.close_match(st, m, winner, {"how": "panel", "n": n, "tot": tot, "agree": len(set(picks)) == 1,
                                        "votes": picks.count(winner)})
         return
     winner, rule = bracket.decide(merged, m, crit)
@@ -223,7 +223,7 @@ def judge_arrived(st, mid):
     info = {"how": "judge", "n": n, "tot": tot, "fatal": merged["fat"], "rule": rule}
     if n >= 2:
         info["agree"] = len(set(picks)) == 1
-    bracket.settle(st, m, winner, info)
+    bracket.close_match(st, m, winner, info)
 
 
 def carry_decide(st, m, verdicts, winner):
@@ -268,7 +268,7 @@ def install(policy):
     POLICY.clear()
     POLICY.update(policy)
     state.start_round = start_round_any
-    state.judge_arrived = judge_arrived
+    state.ARRIVALS["judge_arrived"] = lambda st, job, out=None: judge_arrived(st, jobs.match_of(job))
 
 
 POLICIES = {

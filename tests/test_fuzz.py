@@ -130,10 +130,11 @@ class ParserFuzz(unittest.TestCase):
         rng = random.Random(202)
         for _ in range(2000):
             body = mutate_markdown(rng, "ATTACK", ["FATAL", "MAJOR", "MINOR"])
-            labels = self.run_case(parse_attacks, body, "out/a.md")
-            if labels is not None:
-                self.assertLessEqual(len(labels), MAX_ATTACKS)
-                self.assertTrue(set(labels) <= set("FMm"))
+            attacks = self.run_case(parse_attacks, body, "out/a.md")
+            if attacks is not None:
+                self.assertLessEqual(len(attacks), MAX_ATTACKS)
+                self.assertEqual([a.number for a in attacks], list(range(1, len(attacks) + 1)))
+                self.assertTrue({a.label for a in attacks} <= {"FATAL", "MAJOR", "MINOR"})
             body = mutate_markdown(rng, "ANSWER", ["CONCEDE", "REBUT"])
             ans = self.run_case(parse_answers, body, rng.randrange(0, 9), "out/d.md")
             if ans is not None:

@@ -20,7 +20,7 @@ import readme
 import standin
 from standin import ENGINE, run_cli, state_bytes, state_of
 from arena import outputs, state
-from arena.base import TRIES
+from arena.jobs import TRIES
 from arena.cards import load_cards, load_rubric
 from arena.cli import main
 

@@ -26,7 +26,8 @@ sys.path.insert(0, HERE)
 import standin  # noqa: E402
 from standin import usage_of, ENGINE, parse_wave  # noqa: E402
 from arena import storage  # noqa: E402
-from arena.base import FORMAT, TRIES  # noqa: E402
+from arena.base import FORMAT  # noqa: E402
+from arena.jobs import TRIES  # noqa: E402
 from arena.jobs import job_kind, match_of  # noqa: E402
 from arena.state import find_match  # noqa: E402
 from arena.cli import main  # noqa: E402

@@ -79,17 +79,6 @@ DEFAULT_LANE_JOBS = 100
 DEFAULT_LANE_WAIT = 540
 
 
-# How many times a job is handed out before its fallback applies; judges (the
-# baseline check's too) get a fresh pair of labels on every try.
-TRIES = {"spawn": 2, "atk": 2, "def": 2, "judge": 3, "final": 3, "probe": 2, "merge": 2}
-
-
-MAX_SOLUTION_BYTES = 512 * 1024
-
-
-MAX_OTHER_BYTES = 256 * 1024
-
-
 LABELS = ("Kestrel", "Heron", "Osprey", "Plover", "Wren", "Finch", "Lark",
           "Egret", "Swift", "Tern", "Merlin", "Robin", "Curlew", "Dunlin",
           "Gannet", "Avocet")

@@ -11,11 +11,10 @@ import json
 import os
 import re
 
-from .base import (ArenaError, BRACKET, DEFAULT_LANE_WAIT, SKILL_DIR, MAX_ATTACKS, MAX_SOLUTION_BYTES,
-                   read_text)
+from .base import ArenaError, BRACKET, DEFAULT_LANE_WAIT, SKILL_DIR, MAX_ATTACKS, read_text
 from .cards import card_parts
-from .jobs import (FINAL, MERGE, attack_id, defence_id, is_done, job_kind, judge_copy, judge_folder, match_of,
-                   outputs_of, parse_job)
+from .jobs import (FINAL, KIND, MAX_SOLUTION_BYTES, agent_of, attack_id, defence_id, is_done, job_kind, judge_copy,
+                   judge_folder, match_of, outputs_of)
 from .state import card_of, find_match, judges_of, judge_sides, opponent, path_of
 from .storage import atomic_write
 from .outputs import BadOutput, HEADER, read_output
@@ -145,76 +144,97 @@ def make_room(run, rel, folder=False):
 
 
 def write_brief(ctx, job, attempt):
-    """Write b/<job>.md (and a judge's blinded inputs) for one try of a job."""
+    """Write b/<job>.md (and a judge's blinded inputs) for one try of a job: the template its
+    kind names (jobs.KIND), filled with the values every brief has and those of its kind."""
     run, st = ctx.run, ctx.st
-    kind, rnd, _, who = parse_job(job)
-    rel = lambda p: os.path.join(run.dir, p)
+    kind = KIND[job_kind(job)]
     outs = outputs_of(job)
     for p in outs:
         # a link left by a failed try would make the next agent write through it, outside .arena/
         if os.path.islink(run.path(p)):
             os.unlink(run.path(p))
-    values = {"job": job, "task": fenced(st, ctx.task), "fence": st["fence"], "output": rel(outs[0]),
+    values = {"job": job, "task": fenced(st, ctx.task), "fence": st["fence"], "output": rel_to(run, outs[0]),
               "receipt": "done " + job, "max_attacks": str(MAX_ATTACKS), "reproducers": ""}
     values.update(workspace_values(ctx, job))
     values["check"] = fill(load_template("part-check"), values).rstrip("\n")
-    if kind in ("spawn", "atk", "def"):
-        values["card"] = card_text(st, who, ctx.cards)
-    if kind == "atk":
-        m = find_match(st, match_of(job))
-        values["own_solution"] = rel(st["sol"][who])
-        values["target"] = rel(st["sol"][opponent(m, who)])
-    elif kind == "def":
-        m, mid = find_match(st, match_of(job)), match_of(job)
-        values["own_solution"] = rel(st["sol"][who])
-        values["attacks"] = attack_list(st, attack_id(mid, opponent(m, who)), rel, "your solution")
-        values["opponent_attacks"] = attack_list(st, attack_id(mid, who), rel, "your opponent's solution")
-        values["solution_output"] = rel(outs[1])
-    elif kind in ("judge", FINAL):
-        sides, names = judge_sides(st, job, attempt)
-        folder = judge_folder(job)
-        make_room(run, folder, folder=True)
-        os.makedirs(run.path(folder), exist_ok=True)
-        inputs = []
-        if kind == "judge":
-            m = find_match(st, match_of(job))
-            agents = [m["a"], m["b"]]
-            labels = [names[sides.index(a)] for a in agents]
-            for agent, label in zip(sides, names):
-                mid = match_of(job)
-                atk, dfc = attack_id(mid, opponent(m, agent)), defence_id(mid, agent)
-                parts = [("revised solution", st["sol"].get(agent), "solution", None),
-                         ("attacks against it", None if fell_back(st, atk) else outputs_of(atk)[0], "attacks",
-                          NO_ATTACKS),
-                         ("its defence", None if fell_back(st, dfc) else outputs_of(dfc)[0], "defence", NO_DEFENCE)]
-                inputs.append("- %s" % label)
-                for what, src, tag, empty in parts:
-                    dst = judge_copy(job, label, tag)
-                    make_room(run, dst)
-                    blind_copy(ctx, src, dst, agents, labels, empty)
-                    inputs.append("  - %s: %s" % (what, rel(dst)))
-            values["reproducers"], reproduced = reproducer_section(ctx, job, m, sides, names, agents, labels, values)
-        else:
-            reproduced = None
-            shipped = st["ship"] or st["champion"]  # the text that ships: the champion's, or a merge that beat it
-            for side, label in zip(sides, names):
-                src = st["sol"][shipped] if side == "winner" else "baseline.md"
-                dst = judge_copy(job, label, "solution")
-                make_room(run, dst)
-                blind_copy(ctx, src, dst, [shipped], [label])
-                inputs.append("- %s: %s" % (label, rel(dst)))
-        values.update({"label_a": names[0], "label_b": names[1], "inputs": "\n".join(inputs),
-                       "rubric": "\n".join("- %s (%d): %s" % r for r in ctx.rubric),
-                       "criteria": ", ".join(c for c, _, _ in ctx.rubric),
-                       "example": verdict_example(job, names, ctx.rubric, kind == "judge", reproduced)})
-    elif kind == "probe":
-        values.update(probe_values(ctx, job, attempt, rel))
-    elif kind == MERGE:
-        values.update(merge_values(ctx, job, rel))
-        values["solution_output"] = rel(outs[1])
-    template = load_template({"atk": "attack", "def": "defend"}.get(kind, kind))
+    if len(outs) > 1:
+        values["solution_output"] = rel_to(run, outs[1])
+    values.update(BRIEF_VALUES[kind.brief](ctx, job, attempt, values))
     make_room(run, os.path.join("b", job + ".md"))
-    atomic_write(run.path("b", job + ".md"), fill(template, values), durable=False)
+    atomic_write(run.path("b", job + ".md"), fill(load_template(kind.template), values), durable=False)
+
+
+def rel_to(run, path):
+    """A run-relative path as the project sees it (.arena/<run>/...), the form briefs name."""
+    return os.path.join(run.dir, path)
+
+
+def competitor_values(ctx, job, attempt, values):
+    """A competitor's brief: its card."""
+    return {"card": card_text(ctx.st, agent_of(job), ctx.cards)}
+
+
+def attack_values(ctx, job, attempt, values):
+    """An attack's brief: its card, its own solution and the one it attacks."""
+    st, who = ctx.st, agent_of(job)
+    m = find_match(st, match_of(job))
+    return dict(competitor_values(ctx, job, attempt, values), own_solution=rel_to(ctx.run, st["sol"][who]),
+                target=rel_to(ctx.run, st["sol"][opponent(m, who)]))
+
+
+def defence_values(ctx, job, attempt, values):
+    """A defence's brief: its card, its solution, the attacks on it and those it raised."""
+    st, who, mid = ctx.st, agent_of(job), match_of(job)
+    m = find_match(st, mid)
+    rel = lambda p: rel_to(ctx.run, p)
+    return dict(competitor_values(ctx, job, attempt, values), own_solution=rel(st["sol"][who]),
+                attacks=attack_list(st, attack_id(mid, opponent(m, who)), rel, "your solution"),
+                opponent_attacks=attack_list(st, attack_id(mid, who), rel, "your opponent's solution"))
+
+
+def judging_values(ctx, job, attempt, values):
+    """A judge's brief (a match's look, or the baseline check): its blinded inputs under labels,
+    the rubric and an example verdict."""
+    run, st = ctx.run, ctx.st
+    rel = lambda p: rel_to(run, p)
+    sides, names = judge_sides(st, job, attempt)
+    folder = judge_folder(job)
+    make_room(run, folder, folder=True)
+    os.makedirs(run.path(folder), exist_ok=True)
+    inputs = []
+    out = {}
+    if job != FINAL:
+        mid = match_of(job)
+        m = find_match(st, mid)
+        agents = [m["a"], m["b"]]
+        labels = [names[sides.index(a)] for a in agents]
+        for agent, label in zip(sides, names):
+            atk, dfc = attack_id(mid, opponent(m, agent)), defence_id(mid, agent)
+            parts = [("revised solution", st["sol"].get(agent), "solution", None),
+                     ("attacks against it", None if fell_back(st, atk) else outputs_of(atk)[0], "attacks",
+                      NO_ATTACKS),
+                     ("its defence", None if fell_back(st, dfc) else outputs_of(dfc)[0], "defence", NO_DEFENCE)]
+            inputs.append("- %s" % label)
+            for what, src, tag, empty in parts:
+                dst = judge_copy(job, label, tag)
+                make_room(run, dst)
+                blind_copy(ctx, src, dst, agents, labels, empty)
+                inputs.append("  - %s: %s" % (what, rel(dst)))
+        out["reproducers"], reproduced = reproducer_section(ctx, job, m, sides, names, agents, labels, values)
+    else:
+        reproduced = None
+        shipped = st["ship"] or st["champion"]  # the text that ships: the champion's, or a merge that beat it
+        for side, label in zip(sides, names):
+            src = st["sol"][shipped] if side == "winner" else "baseline.md"
+            dst = judge_copy(job, label, "solution")
+            make_room(run, dst)
+            blind_copy(ctx, src, dst, [shipped], [label])
+            inputs.append("- %s: %s" % (label, rel(dst)))
+    out.update({"label_a": names[0], "label_b": names[1], "inputs": "\n".join(inputs),
+                "rubric": "\n".join("- %s (%d): %s" % r for r in ctx.rubric),
+                "criteria": ", ".join(c for c, _, _ in ctx.rubric),
+                "example": verdict_example(job, names, ctx.rubric, job != FINAL, reproduced)})
+    return out
 
 
 def blind_solutions(ctx, job, sides, names):
@@ -231,8 +251,9 @@ def blind_solutions(ctx, job, sides, names):
     return copies
 
 
-def probe_values(ctx, job, attempt, rel):
+def probe_values(ctx, job, attempt, values):
     """A probe's inputs: every survivor's latest solution, blinded, under its label."""
+    rel = lambda p: rel_to(ctx.run, p)
     sides, names = judge_sides(ctx.st, job, attempt)
     copies = blind_solutions(ctx, job, sides, names)
     inputs = ["- %s: %s" % (label, rel(dst)) for label, dst in zip(names, copies)]
@@ -248,10 +269,11 @@ def probe_values(ctx, job, attempt, rel):
 MERGE_LABELS = ("Base", "Other")
 
 
-def merge_values(ctx, job, rel):
+def merge_values(ctx, job, attempt, values):
     """The merge's inputs: both finalists' latest solutions and, match by match, the attacks on
     each and its answers, blinded (the two are Base and Other, anyone else another agent)."""
     st = ctx.st
+    rel = lambda p: rel_to(ctx.run, p)
     sides = [st["merged"]["base"], st["merged"]["other"]]
     copies = blind_solutions(ctx, job, sides, list(MERGE_LABELS))
     inputs = []
@@ -359,3 +381,9 @@ def write_conductor_brief(run, st):
 def write_lane_brief(run, st):
     values = {"bracket": engine_command(), "run": st["run"], "wait": str(DEFAULT_LANE_WAIT)}
     atomic_write(run.path("lane.md"), fill(load_template("lane"), values))
+
+
+# What fills each kind's brief, by the name jobs.KIND gives it.
+BRIEF_VALUES = {"competitor_values": competitor_values, "attack_values": attack_values,
+                "defence_values": defence_values, "judging_values": judging_values, "probe_values": probe_values,
+                "merge_values": merge_values}

@@ -10,15 +10,13 @@ optional is added; affordable() says whether optional work fits the caps (`--max
 `--max-tokens`) with that floor still covered. Pure functions of the state.
 """
 
-from .jobs import FINAL, MERGE, OPEN, READY, is_done, job_kind, match_of, spawn_id, status
+from .jobs import FINAL, KIND, KINDS, MATCH_JOBS, MERGE, MERGE_JOBS, bracket_jobs, OPEN, READY, is_done, job_kind, match_of, spawn_id, status
 
 
-# What the spend is kept by: the kinds of job, and the lanes and conductors that run them.
-SPEND_KINDS = ("spawn", "atk", "def", "judge", "final", "probe", "merge", "lane", "conductor")
 # Orchestration: sub-agent calls that run jobs; counted and shown, but not the jobs a cap counts.
 ORCHESTRATION = ("lane", "conductor")
-# How many calls a match of a future round needs at the least: two attacks, two defences, a judge.
-MATCH_CALLS = {"atk": 2, "def": 2, "judge": 1}
+# What the spend is kept by: the kinds of job, and the lanes and conductors that run them.
+SPEND_KINDS = KINDS + ORCHESTRATION
 
 
 def empty(kind):
@@ -113,7 +111,7 @@ def still_needed(st):
             need[kind] = need.get(kind, 0) + 1
     # the rounds not paired yet; and the checked merge's match, while its challenger is being written
     matches = future_matches(st) + (1 if status(st, MERGE) in OPEN else 0)
-    for kind, calls in MATCH_CALLS.items():
+    for kind, calls in MATCH_JOBS.items():
         need[kind] = need.get(kind, 0) + calls * matches
     if st["baseline"] and FINAL not in st["jobs"] and st["ship"] is None and \
             (st["champion"] is None or st["sol"].get(st["champion"])):
@@ -204,3 +202,27 @@ def spend_of(st, kinds=None):
     return (sum(r["calls"] for r in rows), sum(r["sec"] for r in rows), sum(r["tok"] for r in rows),
             sum(r["rep"] for r in rows))
 
+
+def finishing_cost(st, later_looks):
+    """(calls, tokens, sub-agent seconds) the rest of the bracket would cost from a settle offer:
+    a match for each survivor but one (the match recipe), the later looks it may expect (as the
+    plan counts them: estimate.expected_looks), the baseline check; priced by the run's own
+    averages where it has them."""
+    calls = bracket_jobs(0, matches=st["settle"]["alive"] - 1)
+    calls.pop("spawn", None)
+    if st["recheck"] is not None:
+        calls["judge"] += later_looks
+    if st["baseline"]:
+        calls[FINAL] = 1
+    seconds = 0.0
+    for kind, n in calls.items():
+        spend = st["spend"].get(kind)
+        per = spend["sec"] / float(spend["calls"]) if spend and spend["calls"] and spend["sec"] else \
+            60.0 * st["minutes"].get(kind, KIND[kind].minutes)
+        seconds += n * per
+    return sum(calls.values()), sum(n * call_tokens(st, k) for k, n in calls.items()), seconds
+
+
+def merge_fits(st):
+    """The checked merge (its job and its match) fits the caps with the floor still covered."""
+    return not capped(st) or affordable_work(st, MERGE_JOBS)

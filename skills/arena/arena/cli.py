@@ -31,7 +31,7 @@ from .briefs import last_judged_copy, load_template, write_brief, write_conducto
 from .schedule import planned_waves
 from .wording import (baseline_verdict, code_lines, field_text, fixes_text, looks_text, merge_lines, mix_text,
                       model_lines, pairing_text, points, progress_line, reproducer_note, spend_lines)
-from .decision import lane_step, plan_next, render_lane, render_next, settle_state
+from .decision import lane_step, plan_next, render_lane, render_next, collect_and_advance
 from .audit import RECORDS, digest, fingerprint, load_record, tree_changes
 from .sandbox import env_names, home_changes, home_snapshot, run_script, temp_changes, temp_snapshot
 from .workspace import EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, format_minutes, parse_job_minutes, resolve_in, work_folder
@@ -392,7 +392,7 @@ def cmd_lane(args):
 def cmd_collect(args):
     with open_run(args.run) as ctx:
         before = count_in(ctx.st, DONE)
-        notes = settle_state(ctx, retry=False)
+        notes = collect_and_advance(ctx, retry=False)
         after = count_in(ctx.st, DONE)
         print("collected %d output(s); %d invalid" % (after - before, len(notes)))
         for note in notes:

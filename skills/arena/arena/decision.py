@@ -26,7 +26,7 @@ def advance_events(st):
     return [{"e": "advance", "round": len(st["rounds"])}] if round_done(st) and st["champion"] is None else []
 
 
-def settle_state(ctx, retry=False, only=None, used=None):
+def collect_and_advance(ctx, retry=False, only=None, used=None):
     """Collect what arrived (of `only`, when given) and advance finished rounds; returns the notes.
 
     used: {job: [subagent_tokens, tool uses, duration in ms]} as Claude Code reported them to
@@ -82,8 +82,8 @@ def plan_next(ctx, retry=False, conductor=False, returned=None, used=None):
             if job not in st["jobs"]:
                 raise ArenaError("--returned %r is not a job of run %s" % (job[:40], st["run"]))
         mine = [j for j in returned if st["jobs"][j]["s"] == ISSUED]
-        notes += settle_state(ctx, retry=True, only=mine, used=used) if mine else []
-    notes += settle_state(ctx, retry, used=used)
+        notes += collect_and_advance(ctx, retry=True, only=mine, used=used) if mine else []
+    notes += collect_and_advance(ctx, retry, used=used)
     act = {"run": st["run"], "mode": st["mode"], "notes": notes}
     outstanding = jobs_in(st, ISSUED)
     last = st["waves"][-1] if st["waves"] else None
@@ -107,7 +107,8 @@ def plan_next(ctx, retry=False, conductor=False, returned=None, used=None):
     elif st["manual"]:
         act.update(action="manual", matches=[manual_match(ctx, mid, why) for mid, why in sorted(st["manual"].items())])
     elif st["settle"] and st["settle"]["choice"] is None:
-        act.update(action="settle", settle=dict(st["settle"], cost=finishing_cost(st)))
+        act.update(action="settle", settle=dict(st["settle"], cost=budget.finishing_cost(
+            st, expected_looks(st["settle"]["alive"], st["wave"]))))
     elif st["mode"] == "lanes" and not conductor:
         act.update(action="lanes", calls=start_lanes(ctx), brief=run.path("lane.md"))
     elif st["mode"] == "conductor" and not conductor:
@@ -124,23 +125,6 @@ def plan_next(ctx, retry=False, conductor=False, returned=None, used=None):
         hand_out(ctx, wave, {"wave": len(st["waves"]) + 1})
         act.update(action="wave", wave=len(st["waves"]), calls=wave_calls(ctx, wave))
     return finish_act(st, act)
-
-
-def finishing_cost(st):
-    """(calls, tokens, sub-agent seconds) the rest of the bracket would cost from a settle offer:
-    its jobs, and the later looks it may expect, by the run's own averages where it has them."""
-    field = st["settle"]["alive"]
-    calls = {"atk": 2 * (field - 1), "def": 2 * (field - 1),
-             "judge": (field - 1) + expected_looks(field, st["wave"]) if st["recheck"] is not None else field - 1}
-    if st["baseline"]:
-        calls["final"] = 1
-    seconds = 0.0
-    for kind, n in calls.items():
-        spend = st["spend"].get(kind)
-        per = spend["sec"] / float(spend["calls"]) if spend and spend["calls"] and spend["sec"] else \
-            60.0 * st["minutes"].get(kind, PHASE_MINUTES[kind])
-        seconds += n * per
-    return sum(calls.values()), sum(n * budget.call_tokens(st, k) for k, n in calls.items()), seconds
 
 
 def cost_text(cost):
@@ -203,9 +187,9 @@ def lane_step(ctx, lane, refused=False, used=None):
         ctx.commit([{"e": "fail", "job": mine[0], "why": "the client refused the Agent call", "never_ran": True}])
         act["action"] = "lane-over"
         return finish_act(st, act)
-    act["notes"] = settle_state(ctx, retry=True, only=mine, used={mine[0]: used} if mine and used else None) \
+    act["notes"] = collect_and_advance(ctx, retry=True, only=mine, used={mine[0]: used} if mine and used else None) \
         if mine else []
-    settle_state(ctx, only=[])  # advance a round this lane's job may have closed
+    collect_and_advance(ctx, only=[])  # advance a round this lane's job may have closed
     lanes = st.get("lanes")
     # a lane of an older set, or numbered past this set's size, would push the jobs in
     # flight past W: it stops

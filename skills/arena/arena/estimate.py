@@ -12,7 +12,8 @@ import os
 
 from .base import DEFAULT_WAVE, JUDGES_PER_MATCH, MOST_LOOKS, plural
 from .cards import model_counts
-from .jobs import agent_of, job_key, job_kind, match_of, outputs_of, revision_file
+from .jobs import (KIND, KINDS_IN_ORDER, MATCH_CALLS, MERGE_CALLS, MERGE_JOBS, bracket_calls, bracket_jobs, job_key,
+                   job_kind, output_sizes, outputs_of)
 from .judging import first_looks, looks_after_first, most_looks_in, round_kind
 
 
@@ -24,10 +25,6 @@ def field_sizes(n):
     return sizes
 
 
-# The checked merge: the merge job, then one full match of the challenger and the winner.
-MERGE_CALLS = 6
-
-
 def plan_rows(n, wave, baseline=False, merge=False):
     """The per-phase table: (label, alive, matches, bye, calls, waves)."""
     def waves(k):
@@ -35,7 +32,7 @@ def plan_rows(n, wave, baseline=False, merge=False):
     rows = [("spawn", n, None, None, n, waves(n))]
     for r, alive in enumerate(field_sizes(n)[:-1], 1):
         m = alive // 2
-        rows.append((str(r), alive, m, alive % 2 == 1, 5 * m, 2 * waves(2 * m) + waves(m)))
+        rows.append((str(r), alive, m, alive % 2 == 1, MATCH_CALLS * m, 2 * waves(2 * m) + waves(m)))
     if merge and n > 1:
         rows.append(("merge", 2, 1, False, MERGE_CALLS, 1 + 2 * waves(2) + 1))
     if baseline:
@@ -188,10 +185,10 @@ def packed_waves(n, wave, baseline=False, most_looks=None, merge=False):
 ASSUMED = {"solution": 1500, "attack": 600, "defence": 500, "verdict": 250}
 
 
-# a brief's own text without the task, by job kind (means of real briefs; a test keeps
-# them within 10%), and what --run-code adds to it
-BRIEF_TOKENS = {"spawn": 900, "atk": 1170, "def": 1380, "judge": 1640, "final": 1210, "probe": 1100, "merge": 1060}
-RUN_CODE_TOKENS = {"spawn": 60, "atk": 250, "def": 60, "judge": 200, "final": 60, "probe": 60, "merge": 60}
+# a brief's own text without the task, by job kind (jobs.KIND: means of real briefs; a test
+# keeps them within 10%), and what --run-code adds to it
+BRIEF_TOKENS = {k.name: k.brief_tokens for k in KINDS_IN_ORDER}
+RUN_CODE_TOKENS = {k.name: k.code_tokens for k in KINDS_IN_ORDER}
 
 
 CLIENT_TOKENS = 12000     # Claude Code's system prompt and tool definitions, per sub-agent
@@ -206,11 +203,12 @@ def tokens_of(text_or_bytes):
 
 def job_counts(n, wave, baseline, recheck, merge=False):
     """Calls of each kind a run of n agents is expected to make (later looks as expected_looks)."""
-    matches = n - 1 + (1 if merge and n > 1 else 0)
-    judges = matches + (expected_looks(n, wave, merge) if recheck and n > 1 else 0)
-    counts = {"spawn": n, "atk": 2 * matches, "def": 2 * matches, "judge": judges, "final": 1 if baseline else 0}
+    counts = bracket_jobs(n)
     if merge and n > 1:
-        counts["merge"] = 1
+        for kind, k in MERGE_JOBS.items():
+            counts[kind] = counts.get(kind, 0) + k
+    counts["judge"] += expected_looks(n, wave, merge) if recheck and n > 1 else 0
+    counts["final"] = 1 if baseline else 0
     return counts
 
 
@@ -220,15 +218,13 @@ def per_call(task, size=ASSUMED, run_code=False):
     Each call reads the client's prompt, its brief and the task on every turn (mostly
     served from the prompt cache), plus the files the brief names, and writes its output.
     """
-    s, a, d, v = size["solution"], size["attack"], size["defence"], size["verdict"]
-    # a probe reads some survivors' code (about eight solutions); the merge both finalists and their matches
-    reads = {"spawn": 0, "atk": 2 * s, "def": s + a, "judge": 2 * (s + a + d), "final": 2 * s, "probe": 8 * s,
-             "merge": 2 * (s + a + d)}
-    writes = {"spawn": s, "atk": a, "def": d + s, "judge": v, "final": v, "probe": v, "merge": s + v}
     out = {}
-    for kind in BRIEF_TOKENS:
-        start = CLIENT_TOKENS + BRIEF_TOKENS[kind] + (RUN_CODE_TOKENS[kind] if run_code else 0) + task
-        out[kind] = [start, writes[kind], TURNS * start + reads[kind] + writes[kind]]
+    for kind in KINDS_IN_ORDER:
+        # a probe reads some survivors' code (about eight solutions); the merge both finalists and their matches
+        reads = sum(k * size[what] for what, k in kind.reads.items())
+        writes = sum(k * size[what] for what, k in kind.writes.items())
+        start = CLIENT_TOKENS + kind.brief_tokens + (kind.code_tokens if run_code else 0) + task
+        out[kind.name] = [start, writes, TURNS * start + reads + writes]
     return out
 
 
@@ -257,14 +253,9 @@ def measured_sizes(run, st):
     for job, info in st["jobs"].items():
         if info["s"] != "done" or st["summ"].get(job, {}).get("missing"):
             continue
-        kind = job_kind(job)
-        for path in outputs_of(job):
-            what = {"spawn": "solution", "atk": "attack", "judge": "verdict", "final": "verdict",
-                    "probe": "verdict", "merge": "solution"}.get(kind)
-            if kind == "def":
-                what = "solution" if path == revision_file(match_of(job), agent_of(job)) else "defence"
-            if kind == "merge" and path == outputs_of(job)[0]:
-                continue  # its notes of what it took; the challenger is a solution
+        for path, what in zip(outputs_of(job), output_sizes(job)):
+            if what is None:
+                continue  # the merge's notes of what it took (the challenger is a solution)
             try:
                 sums[what][0] += os.path.getsize(run.path(path))
                 sums[what][1] += 1
@@ -311,14 +302,13 @@ def expected_looks(n, wave, merge=False):
 
 def least_calls(n, baseline=False):
     """The fewest calls a run of n agents can finish in: every job once, no later looks."""
-    return 6 * n - 5 + (1 if baseline else 0)
+    return bracket_calls(n) + (1 if baseline else 0)
 
 
 def least_tokens(n, each, baseline=False):
     """The tokens of least_calls, by the per-call estimate `each` (per_call)."""
-    matches = n - 1
-    return (n * each["spawn"][2] + 2 * matches * (each["atk"][2] + each["def"][2]) + matches * each["judge"][2]
-            + (each["final"][2] if baseline else 0))
+    calls = dict(bracket_jobs(n), final=1 if baseline else 0)
+    return sum(k * each[kind][2] for kind, k in calls.items())
 
 
 def most_agents(fits, top):
@@ -365,7 +355,7 @@ def budget_lines(n, wave, baseline, recheck, max_calls, max_tokens, each, top):
 
 # Kinds of call a competitor makes on its own model (the merge: on the winner's); the rest
 # are judging and run on the judges' model.
-COMPETITOR_KINDS = ("spawn", "atk", "def", "merge")
+COMPETITOR_KINDS = tuple(k.name for k in KINDS_IN_ORDER if k.runs_on != "judges")
 
 
 def plan_model_lines(n, models, model, judge_model, calls, each=None):

@@ -12,6 +12,7 @@ Pure: no state changes, no files.
 """
 
 import re
+from collections import namedtuple
 
 from .base import ArenaError
 
@@ -26,18 +27,98 @@ OPEN = (READY, ISSUED)
 STATES = (READY, ISSUED, DONE, STUCK, CANCELLED)
 
 
-# Job kinds, as parse_job names them and as TRIES and the minutes per job are keyed.
-KINDS = ("spawn", "atk", "def", "judge", "final", "probe", "merge")
+# Output files: what a job writes, relative to the run folder ({job}, {match} and {agent} are
+# filled in from its id), the most bytes each may hold, and what the token estimate counts it as.
+MAX_SOLUTION_BYTES = 512 * 1024
+MAX_OTHER_BYTES = 256 * 1024
+
+
+class Kind(namedtuple("Kind", "name word title template outputs tries chain minutes judging runs_on after "
+                             "fallback why_kept given_up brief_tokens code_tokens reads writes check arrival brief")):
+    """Everything the engine knows about one kind of job, in one place.
+
+    name: as job ids and the state spell it; word: as users type it (--job-minutes, prompts);
+    title: as progress and spend lines say it; template: its brief in briefs/; outputs:
+    (path, byte limit, size class) of each file it writes; tries: tries before its fallback;
+    chain: jobs left on the longest path from it to its round's end (the scheduler's key);
+    minutes: what it is worth by default; judging: it reads solutions blind under labels;
+    runs_on: whose model its Agent call names (competitor, judges, winner); after: what it
+    waits for (state.deps_of); fallback: the summary it records when every try failed (None:
+    its match waits for a decision by hand); why_kept: the last refusal's reason kept in that
+    summary, as (prefix, length), or None; given_up: what that fallback means, for the user; brief_tokens,
+    code_tokens: its brief's size without the task, and what --run-code adds (the estimate);
+    reads, writes: what it reads beyond its brief and what it writes, in the estimate's size
+    classes (solution, attack, defence, verdict); check, arrival,
+    brief: the functions that read its output (outputs.py), apply it (state.py; None: nothing
+    beyond its summary) and fill its brief (briefs.py).
+    """
+
+
+KINDS_IN_ORDER = (
+    Kind("spawn", "spawn", "spawn", "spawn", (("out/{job}.md", MAX_SOLUTION_BYTES, "solution"),), 2, 4, 15, False,
+         "competitor", "nothing", {"sol": None}, ("forfeit: ", 120), "{agent} forfeits its match", 900, 60, {}, {"solution": 1},
+         "read_solution", "spawn_in", "competitor_values"),
+    Kind("atk", "attack", "attack", "attack", (("out/{job}.md", MAX_OTHER_BYTES, "attack"),), 2, 3, 8, False,
+         "competitor", "first solutions", {"labels": "", "missing": True}, None, "it counts as no attacks", 1170, 250,
+         {"solution": 2}, {"attack": 1}, "read_attack", None, "attack_values"),
+    Kind("def", "defend", "defend", "defend", (("out/{job}.md", MAX_OTHER_BYTES, "defence"),
+                                               ("out/{match}-sol-{agent}.md", MAX_SOLUTION_BYTES, "solution")),
+         2, 2, 8, False, "competitor", "attacks", {"ans": "", "missing": True}, None,
+         "the solution before it stands, with no answers", 1380, 60, {"solution": 1, "attack": 1},
+         {"defence": 1, "solution": 1}, "read_defence",
+         "defence_in", "defence_values"),
+    Kind("judge", "judge", "judge", "judge", (("out/{job}.json", MAX_OTHER_BYTES, "verdict"),), 3, 1, 5, True,
+         "judges", "defences", None, None, "the match needs a decision by hand", 1640, 200,
+         {"solution": 2, "attack": 2, "defence": 2}, {"verdict": 1}, "read_verdict", "judge_arrived", "judging_values"),
+    Kind("final", "final", "baseline check", "final", (("out/{job}.json", MAX_OTHER_BYTES, "verdict"),), 3, 1, 5,
+         True, "judges", "shipped", {"missing": True}, ("", 200), "the baseline check is left to you", 1210, 60,
+         {"solution": 2}, {"verdict": 1}, "read_verdict", "final_in", "judging_values"),
+    Kind("probe", "probe", "settle probe", "probe", (("out/{job}.json", MAX_OTHER_BYTES, "verdict"),), 2, 1, 8,
+         True, "judges", "nothing", {"missing": True}, ("", 200), "no settle offer: the next round is paired", 1100,
+         60, {"solution": 8}, {"verdict": 1}, "read_probe", "probed", "probe_values"),
+    Kind("merge", "merge", "merge", "merge", (("out/merge.md", MAX_OTHER_BYTES, None),
+                                              ("out/merge-sol.md", MAX_SOLUTION_BYTES, "solution")),
+         2, 4, 15, False, "winner", "nothing", {"missing": True}, ("", 200), "no merge: the winner's text ships",
+         1060, 60, {"solution": 2, "attack": 2, "defence": 2}, {"solution": 1, "verdict": 1}, "read_merge", "merged", "merge_values"),
+)
+KIND = {k.name: k for k in KINDS_IN_ORDER}
+KINDS = tuple(KIND)
 FINAL = "final"
 MERGE = "merge"
 
+# Tables other modules key by kind, each derived from the records above.
+TRIES = {k.name: k.tries for k in KINDS_IN_ORDER}
+# round 1's bye spawns feed nothing in round 1, so they fill the judges' waves (Hu's rule)
+CHAIN = dict({k.name: k.chain for k in KINDS_IN_ORDER}, bye=1)
+
+
+# The match recipe: what one match of the bracket hands out before any later look. Every
+# count of a match's calls (plan, the estimate, the schedule, the budget's floor, a settle
+# offer's cost) is made from it.
+MATCH_JOBS = {"atk": 2, "def": 2, "judge": 1}
+MATCH_CALLS = sum(MATCH_JOBS.values())
+# The checked merge: its own job, then one match of the challenger and the winner.
+MERGE_JOBS = dict(MATCH_JOBS, merge=1)
+MERGE_CALLS = sum(MERGE_JOBS.values())
+
+
+def bracket_jobs(agents, matches=None):
+    """{kind: calls} of a bracket of agents when every job succeeds at its first try and no
+    match takes a later look: a first solution each, and one match per agent knocked out
+    (matches, when given, counts the matches instead)."""
+    played = agents - 1 if matches is None else matches
+    out = {"spawn": agents} if agents else {}
+    for kind, k in MATCH_JOBS.items():
+        out[kind] = k * played
+    return out
+
+
+def bracket_calls(agents):
+    """6N - 5 for N agents: N first solutions and N - 1 matches of MATCH_CALLS."""
+    return sum(bracket_jobs(agents).values())
+
 
 JOB_ID = re.compile(r"^(?:spawn-(a\d+)|r(\d+)-m(\d+)-(atk|def)-(a\d+)|r(\d+)-m(\d+)-judge(\d?)|probe-r(\d+)|final|merge)$")
-
-
-# Jobs left on the longest path from a job to its round's end; round 1's bye
-# spawns feed nothing in round 1, so they fill the judges' waves (Hu's rule).
-CHAIN = {"spawn": 4, "bye": 1, "atk": 3, "def": 2, "judge": 1, "final": 1, "probe": 1, "merge": 4}
 
 
 # ---------------------------------------------------------------- ids
@@ -83,11 +164,6 @@ def judge_id(mid, look):
 def competitor_jobs(mid, a, b):
     """The four jobs of a match before its judges: both attacks, then both defences."""
     return [attack_id(mid, a), attack_id(mid, b), defence_id(mid, a), defence_id(mid, b)]
-
-
-def revision_file(mid, agent):
-    """The revised solution agent writes in match mid, relative to the run folder."""
-    return "out/%s-sol-%s.md" % (mid, agent)
 
 
 def judge_folder(job):
@@ -152,23 +228,37 @@ def look_of(job):
 
 def is_judging(job):
     """A job that reads solutions blind under labels: a match's judge, the baseline check, a probe."""
-    return job == FINAL or "-judge" in job or job.startswith("probe-")
+    return KIND[job_kind(job)].judging
 
 
 def outputs_of(job):
     """Paths (relative to the run folder) a job must write."""
-    kind = job_kind(job)
-    if kind in ("judge", FINAL, "probe"):
-        return ["out/%s.json" % job]
-    if kind == "def":
-        return ["out/%s.md" % job, revision_file(match_of(job), agent_of(job))]
-    if kind == MERGE:
-        return ["out/merge.md", MERGED_FILE]
-    return ["out/%s.md" % job]
+    kind = KIND[job_kind(job)]
+    if len(kind.outputs) == 1 and "{agent}" not in kind.outputs[0][0] and "{match}" not in kind.outputs[0][0]:
+        return [kind.outputs[0][0].replace("{job}", job)]
+    names = {"job": job}
+    if kind.name in ("atk", "def"):
+        names.update(match=match_of(job), agent=agent_of(job))
+    return [path.format(**names) for path, _, _ in kind.outputs]
+
+
+def output_limits(job):
+    """The most bytes each of a job's output files may hold, in the order of outputs_of."""
+    return [limit for _, limit, _ in KIND[job_kind(job)].outputs]
+
+
+def output_sizes(job):
+    """What the token estimate counts each output file as (None: not counted), in order."""
+    return [size for _, _, size in KIND[job_kind(job)].outputs]
+
+
+def revision_file(mid, agent):
+    """The revised solution agent writes in match mid, relative to the run folder."""
+    return KIND["def"].outputs[1][0].format(match=mid, agent=agent)
 
 
 # The challenger the merge writes, before its match revises it.
-MERGED_FILE = "out/merge-sol.md"
+MERGED_FILE = KIND[MERGE].outputs[1][0]
 
 
 def phase_of(job):

@@ -10,8 +10,10 @@ import json
 import os
 import re
 
-from .base import ArenaError, MAX_ATTACKS, MAX_OTHER_BYTES, MAX_SOLUTION_BYTES, read_text
-from .jobs import DONE, ISSUED, MERGE, attack_id, job_kind, match_of, outputs_of, parse_job, status
+from .attacks import LABEL_OF, FormatError, labels_of, read_attacks
+from .base import ArenaError, read_text
+from .jobs import (DONE, FINAL, ISSUED, KIND, agent_of, attack_id, job_kind, match_of, output_limits, outputs_of,
+                   status)
 from .state import find_match, judge_sides, opponent
 from .workspace import check_reproduced, find_reproducers, work_folder
 
@@ -53,21 +55,11 @@ def strip_header(text, job, path):
 
 
 def parse_attacks(body, path):
-    """The labels of the attacks in an attack file, e.g. 'FMm'."""
-    found = re.findall(r"^## ATTACK (\S+) (\S+?):", body, re.M)
-    stray = [line for line in body.splitlines() if line.startswith("## ") and not re.match(r"## ATTACK \S+ \S+?:", line)]
-    if stray:
-        raise BadOutput("%s has a heading that is not '## ATTACK <n> <FATAL|MAJOR|MINOR>: ...': %r" % (path, stray[0][:60]))
-    if len(found) > MAX_ATTACKS:
-        raise BadOutput("%s has %d attacks; at most %d are allowed" % (path, len(found), MAX_ATTACKS))
-    labels = ""
-    for k, (num, label) in enumerate(found, 1):
-        if num != str(k):
-            raise BadOutput("%s: attack %s should be numbered %d" % (path, num, k))
-        if label not in ("FATAL", "MAJOR", "MINOR"):
-            raise BadOutput("%s: attack %d is labelled %r; use FATAL, MAJOR or MINOR" % (path, k, label[:20]))
-        labels += {"FATAL": "F", "MAJOR": "M", "MINOR": "m"}[label]
-    return labels
+    """The attacks of an attack file (attacks.read_attacks), each with its label and reproducer."""
+    try:
+        return read_attacks(body)
+    except FormatError as e:
+        raise BadOutput(path + str(e))
 
 
 def parse_answers(body, attacks, path):
@@ -224,76 +216,107 @@ def judged_reproducers(st, job, sides, names):
 
 
 def check_output(ctx, job):
-    """('done', summary) or ('fail', reason) or (None, None) when not written yet."""
-    run, st = ctx.run, ctx.st
-    kind, rnd, _, who = parse_job(job)
+    """('done', summary) or ('fail', reason) or (None, None) when not written yet.
+
+    Each kind's files are read by the function jobs.KIND names for it (READERS below), given
+    the job, the files' texts and the paths to name in a refusal."""
+    run = ctx.run
     outs = outputs_of(job)
     try:
-        # a solution may be larger than other files: a spawn's, and a defence's revision (its second file)
-        limits = [MAX_SOLUTION_BYTES] if kind == "spawn" else [MAX_OTHER_BYTES, MAX_SOLUTION_BYTES]
-        texts = [read_output(run.path(p), limit) for p, limit in zip(outs, limits)]
+        texts = [read_output(run.path(p), limit) for p, limit in zip(outs, output_limits(job))]
         if any(t is None for t in texts):
             return None, None
         shown = [os.path.join(run.dir, p) for p in outs]
-        if kind == "spawn":
-            check_solution(texts[0], job, shown[0])
-            return "done", {"sol": outs[0]}
-        if kind == MERGE:
-            taken = parse_taken(strip_header(texts[0], job, shown[0]), shown[0])
-            check_solution(texts[1], job, shown[1])
-            return "done", {"taken": taken, "sol": outs[1]}
-        if kind == "probe":
-            info = st["jobs"][job]
-            tries = [info.get("lab") or judge_sides(st, job, info["t"])] + list(reversed(info.get("old", [])))
-            return "done", parse_probe(texts[0], job, tries, shown[0])
-        if kind == "atk":
-            body = strip_header(texts[0], job, shown[0])
-            out = {"labels": parse_attacks(body, shown[0])}
-            if st.get("run_code"):
-                try:
-                    reproducers = find_reproducers(body, run.path(work_folder(job)), shown[0])
-                except ValueError as e:
-                    raise BadOutput(str(e))
-                if reproducers:
-                    out["rp"] = reproducers
-            return "done", out
-        if kind == "def":
-            m, mid = find_match(st, match_of(job)), match_of(job)
-            attacks = len(st["summ"].get(attack_id(mid, opponent(m, who)), {}).get("labels", ""))
-            raised = len(st["summ"].get(attack_id(mid, who), {}).get("labels", ""))
-            body = strip_header(texts[0], job, shown[0])
-            ans = parse_answers(body, attacks, shown[0])
-            also = parse_also_fixed(body, raised, shown[0])
-            check_solution(texts[1], job, shown[1])
-            done = {"ans": ans, "sol": outs[1]}
-            if also:
-                done["also"] = also
-            return "done", done
-        info = st["jobs"][job]
-        tries = [info.get("lab") or judge_sides(st, job, info["t"])] + list(reversed(info.get("old", [])))
-        v = parse_verdict(texts[0], job, tries[0][1], ctx.rubric, shown[0], [names for _, names in tries[1:]])
-        sides, names = next((sides, names) for sides, names in tries if list(names) == v["labels"])
-        reproduced = None
-        if "reproduced" in v:
-            try:
-                reproduced = check_reproduced(v["reproduced"], list(names), judged_reproducers(st, job, sides, names),
-                                              shown[0])
-            except ValueError as e:
-                raise BadOutput(str(e))
-        # "names" keeps which blind label stood for which side, so the report can show the
-        # judge's reason with agent ids once the match is decided and the job's labels are gone
-        by_side = {"sc": {s: v["sc"][n] for s, n in zip(sides, names)},
-                   "fat": {s: v["fat"][n] for s, n in zip(sides, names)},
-                   "conf": v["conf"], "names": {n: s for s, n in zip(sides, names)}}
-        if v.get("eq") and kind == "judge":
-            by_side["eq"] = True
-        if reproduced:
-            by_side["rep"] = {s: reproduced[n] for s, n in zip(sides, names) if reproduced.get(n)}
-        if kind == "final":  # judges' reasons stay in their files; the one final reason is shown by winner
-            by_side["why"] = v["why"]
-        return "done", by_side
+        return "done", READERS[KIND[job_kind(job)].check](ctx, job, texts, shown)
     except BadOutput as e:
         return "fail", str(e)
+
+
+def read_solution(ctx, job, texts, shown):
+    """A first solution."""
+    check_solution(texts[0], job, shown[0])
+    return {"sol": outputs_of(job)[0]}
+
+
+def read_merge(ctx, job, texts, shown):
+    """The merge's notes of what it took, and the challenger."""
+    taken = parse_taken(strip_header(texts[0], job, shown[0]), shown[0])
+    check_solution(texts[1], job, shown[1])
+    return {"taken": taken, "sol": outputs_of(job)[1]}
+
+
+def label_tries(st, job):
+    """The (sides, labels) of a judging job's tries, the current one first."""
+    info = st["jobs"][job]
+    return [info.get("lab") or judge_sides(st, job, info["t"])] + list(reversed(info.get("old", [])))
+
+
+def read_probe(ctx, job, texts, shown):
+    return parse_probe(texts[0], job, label_tries(ctx.st, job), shown[0])
+
+
+def read_attack(ctx, job, texts, shown):
+    """An attack list: its labels, and with --run-code the reproducers it carries."""
+    body = strip_header(texts[0], job, shown[0])
+    out = {"labels": labels_of(parse_attacks(body, shown[0]))}
+    if ctx.st.get("run_code"):
+        try:
+            reproducers = find_reproducers(body, ctx.run.path(work_folder(job)), shown[0])
+        except ValueError as e:
+            raise BadOutput(str(e))
+        if reproducers:
+            out["rp"] = reproducers
+    return out
+
+
+def read_defence(ctx, job, texts, shown):
+    """A defence: an answer to every attack on its side, the flaws of the other list it fixed too,
+    and the revised solution."""
+    st = ctx.st
+    m, mid, who = find_match(st, match_of(job)), match_of(job), agent_of(job)
+    attacks = len(st["summ"].get(attack_id(mid, opponent(m, who)), {}).get("labels", ""))
+    raised = len(st["summ"].get(attack_id(mid, who), {}).get("labels", ""))
+    body = strip_header(texts[0], job, shown[0])
+    ans = parse_answers(body, attacks, shown[0])
+    also = parse_also_fixed(body, raised, shown[0])
+    check_solution(texts[1], job, shown[1])
+    done = {"ans": ans, "sol": outputs_of(job)[1]}
+    if also:
+        done["also"] = also
+    return done
+
+
+def read_verdict(ctx, job, texts, shown):
+    """A judge's verdict (a match's look, or the baseline check), read with the labels of the
+    try it answers and turned from labels into sides."""
+    st = ctx.st
+    tries = label_tries(st, job)
+    v = parse_verdict(texts[0], job, tries[0][1], ctx.rubric, shown[0], [names for _, names in tries[1:]])
+    sides, names = next((sides, names) for sides, names in tries if list(names) == v["labels"])
+    reproduced = None
+    if "reproduced" in v:
+        try:
+            reproduced = check_reproduced(v["reproduced"], list(names), judged_reproducers(st, job, sides, names),
+                                          shown[0])
+        except ValueError as e:
+            raise BadOutput(str(e))
+    # "names" keeps which blind label stood for which side, so the report can show the
+    # judge's reason with agent ids once the match is decided and the job's labels are gone
+    by_side = {"sc": {s: v["sc"][n] for s, n in zip(sides, names)},
+               "fat": {s: v["fat"][n] for s, n in zip(sides, names)},
+               "conf": v["conf"], "names": {n: s for s, n in zip(sides, names)}}
+    if v.get("eq") and job_kind(job) == "judge":
+        by_side["eq"] = True
+    if reproduced:
+        by_side["rep"] = {s: reproduced[n] for s, n in zip(sides, names) if reproduced.get(n)}
+    if job == FINAL:  # judges' reasons stay in their files; the one final reason is shown by winner
+        by_side["why"] = v["why"]
+    return by_side
+
+
+# The reader of each kind's files, by the name jobs.KIND gives it.
+READERS = {"read_solution": read_solution, "read_attack": read_attack, "read_defence": read_defence,
+           "read_verdict": read_verdict, "read_probe": read_probe, "read_merge": read_merge}
 
 
 def collect_events(ctx, retry=False, only=None):
@@ -327,11 +350,9 @@ def attacks_on(ctx, job):
         return []
     counted = done.get("labels", "")
     try:
-        text = read_text(ctx.run.path(outputs_of(job)[0]))
-    except ArenaError:
-        text = ""
-    found = re.findall(r"^## ATTACK \d+ (FATAL|MAJOR|MINOR): (.*)$", text, re.M)
-    if "".join({"FATAL": "F", "MAJOR": "M", "MINOR": "m"}[x] for x, _ in found) != counted:
-        return [({"F": "FATAL", "M": "MAJOR", "m": "MINOR"}[c], "(its file changed after it was checked)")
-                for c in counted]
-    return found
+        found = read_attacks(strip_header(read_text(ctx.run.path(outputs_of(job)[0])), job, ""))
+    except (ArenaError, BadOutput, FormatError):
+        found = None
+    if found is None or labels_of(found) != counted:
+        return [(LABEL_OF[c], "(its file changed after it was checked)") for c in counted]
+    return [(a.label, a.summary) for a in found]

@@ -10,7 +10,7 @@ import time
 
 from . import budget
 from .estimate import field_sizes, packed_waves, plan_rows
-from .jobs import (CANCELLED, DONE, ISSUED, OPEN, READY, count_in, job_key, job_kind, look_of, match_of, parse_job,
+from .jobs import (CANCELLED, KINDS_IN_ORDER, MERGE_CALLS, bracket_calls, DONE, ISSUED, OPEN, READY, count_in, job_key, job_kind, look_of, match_of, parse_job,
                    phase_of)
 from .state import bracket_rounds, deps_done, find_match
 
@@ -68,20 +68,20 @@ def planned_calls(st):
     cancelled = count_in(st, CANCELLED)
     final_paired = len(bracket_rounds(st)) == len(field_sizes(n)) - 1
     panel = st["final_judges"] - 1 if n > 1 and not final_paired else 0
-    return 6 * n - 5 + panel + extra + (1 if st["baseline"] else 0) + merge_calls(st) - cancelled
+    return bracket_calls(n) + panel + extra + (1 if st["baseline"] else 0) + merge_calls(st) - cancelled
 
 
 def merge_calls(st):
-    """The checked merge's jobs: the merge and its match (6) while they may still come; the merge
-    alone once it found nothing worth taking or failed; none when it was not tried."""
+    """The checked merge's jobs: the merge and its match (MERGE_CALLS) while they may still come;
+    the merge alone once it found nothing worth taking or failed; none when it was not tried."""
     if not st["merge_on"] or st["agents"] < 2:
         return 0
     info = st["merged"]
     if st["champion"] is None:
-        return 6
+        return MERGE_CALLS
     if not info:
         return 0
-    return 6 if info.get("match") or "taken" not in info and "failed" not in info else 1
+    return MERGE_CALLS if info.get("match") or "taken" not in info and "failed" not in info else 1
 
 
 def planned_waves(st):
@@ -96,8 +96,7 @@ def planned_waves(st):
     return sum(r[5] for r in plan_rows(st["agents"], st["wave"], st["baseline"], merge))
 
 
-PHASE_NAMES = {"spawn": "spawn", "atk": "attack", "def": "defend", "judge": "judge", "final": "baseline check",
-               "probe": "settle probe", "merge": "merge"}
+PHASE_NAMES = {k.name: k.title for k in KINDS_IN_ORDER}
 
 
 def progress(st):

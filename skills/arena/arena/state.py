@@ -11,9 +11,9 @@ files: storage.py persists it, outputs.py turns files into events.
 from fractions import Fraction
 
 from . import budget
-from .base import ArenaError, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, TRIES, rng_for, shuffled
+from .base import ArenaError, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, rng_for, shuffled
 from .cards import PARTS, deal_cards, deal_models
-from .jobs import (CANCELLED, DONE, FINAL, ISSUED, MERGE, OPEN, READY, STUCK, agent_ids, agent_of, attack_id,
+from .jobs import (CANCELLED, DONE, FINAL, ISSUED, KIND, MERGE, MERGE_CALLS, OPEN, READY, STUCK, TRIES, agent_ids, agent_of, attack_id,
                    challenger_id, competitor_jobs, defence_id, is_done, is_judging, job_kind, judge_id, look_of, match_id, match_of,
                    new_record, probe_id, round_of, spawn_id, status)
 from .judging import (PROBE_SHARE, SETTLE_SHARE, at_least, decide, first_looks as round_first_looks, is_close,
@@ -186,18 +186,18 @@ def looks_of(st, mid):
 
 
 def deps_of(st, job):
-    """The jobs whose outputs a job reads; derived from its id, never stored."""
-    kind = job_kind(job)
-    if kind == "spawn":
+    """The jobs whose outputs a job reads (what its kind waits for: jobs.KIND's `after`);
+    derived from its id, never stored."""
+    after = KIND[job_kind(job)].after
+    if after == "nothing":
+        # a probe and the merge are made when what they read is there: a finished round, a finished bracket
         return []
-    if kind == FINAL:
+    if after == "shipped":
         return [spawn_id(st["champion"])]
-    if kind in ("probe", MERGE):
-        return []  # made when what they read is there: a finished round, a finished bracket
     m = find_match(st, match_of(job))
-    if kind == "atk":
+    if after == "first solutions":
         return [first_solution_job(st, m["a"]), first_solution_job(st, m["b"])]
-    if kind == "def":
+    if after == "attacks":
         # a defender reads the attacks on both sides: it fixes any flaw it shares with its opponent
         return [attack_id(m["id"], m["a"]), attack_id(m["id"], m["b"])]
     return [defence_id(m["id"], m["a"]), defence_id(m["id"], m["b"])]
@@ -235,10 +235,10 @@ def forfeit(st, m, why="no solution"):
     a, b = m["a"], m["b"]
     has_a, has_b = not no_solution(st, a), not no_solution(st, b)
     winner = a if has_a and not has_b else b if has_b and not has_a else m["coin"]
-    settle(st, m, winner, {"how": "forfeit", "why": why})
+    close_match(st, m, winner, {"how": "forfeit", "why": why})
 
 
-def settle(st, m, winner, info):
+def close_match(st, m, winner, info):
     """Decide a match: its open jobs are cancelled (a forfeit or a decision by hand)
     and its judges' labels dropped, which matter only while it is open."""
     mid = m["id"]
@@ -320,12 +320,12 @@ def apply(st, ev):
         on_fail(st, ev["job"], ev["why"])
     elif kind == "record":
         m = find_match(st, ev["match"])
-        settle(st, m, ev["winner"], {"how": "record", "why": ev["why"]})
+        close_match(st, m, ev["winner"], {"how": "record", "why": ev["why"]})
     elif kind == "advance":
         alive = alive_agents(st)
         if len(alive) == 1:
             crown(st, alive[0])
-        elif not settles_or_probes(st, alive):
+        elif not offer_settle_or_probe(st, alive):
             start_round(st, alive)
     elif kind == "settle":
         choose(st, ev["choice"])
@@ -358,28 +358,32 @@ def on_done(st, job, out):
         info.pop(key, None)
     if info.get("t") == 1:
         del info["t"]  # done at the first try: the common case stays small
-    kind = job_kind(job)
     # solution paths live in st["sol"]; the summary keeps what the report and winner need
     keep = {k: v for k, v in out.items() if k != "sol"}
     if keep:
         st["summ"][job] = keep
-    if kind == "spawn":
-        agent = agent_of(job)
-        st["sol"][agent] = out.get("sol")
-        spawn_settled(st, agent)
-        if out.get("sol") is None and FINAL in st["jobs"]:
-            st["jobs"][FINAL]["s"] = CANCELLED
-    elif kind == "def":
-        agent = agent_of(job)
-        st["sol"][agent] = out.get("sol") or st["sol"].get(agent)
-    elif kind == "judge":
-        judge_arrived(st, match_of(job))
-    elif kind == FINAL:
-        st["final"] = out
-    elif kind == "probe":
-        probed(st, out)
-    elif kind == MERGE:
-        merged(st, out)
+    arrival = KIND[job_kind(job)].arrival
+    if arrival:
+        ARRIVALS[arrival](st, job, out)
+
+
+def spawn_in(st, job, out):
+    """A first solution (or none): a round-1 match with a side that has none is forfeited."""
+    agent = agent_of(job)
+    st["sol"][agent] = out.get("sol")
+    forfeit_silent(st, agent)
+    if out.get("sol") is None and FINAL in st["jobs"]:
+        st["jobs"][FINAL]["s"] = CANCELLED
+
+
+def defence_in(st, job, out):
+    """A defence: its revision is the agent's solution from now on (a fallback keeps the old one)."""
+    agent = agent_of(job)
+    st["sol"][agent] = out.get("sol") or st["sol"].get(agent)
+
+
+def final_in(st, job, out):
+    st["final"] = out
 
 
 def reproductions(st, mid, side):
@@ -406,28 +410,26 @@ def on_fail(st, job, why):
     info["why"] = why[:200]
     info.pop("ln", None)  # the lane is free again
     info.pop("sh", None)
-    kind = job_kind(job)
-    if info["t"] < TRIES[kind]:
+    kind = KIND[job_kind(job)]
+    if info["t"] < kind.tries:
         info["s"] = READY
         if budget.within_caps(st):
             return
         # another try would not leave enough for the rest of the bracket: fall back now
         budget.cut(st, "no try %d of %s: the budget needs the rest for the bracket" % (info["t"] + 1, job))
-    # Fallbacks, one per kind, so that no failure can stall the run.
-    if kind == "spawn":
-        on_done(st, job, {"sol": None, "why": "forfeit: " + why[:120]})
-    elif kind == "atk":
-        on_done(st, job, {"labels": "", "missing": True})
-    elif kind == "def":
-        on_done(st, job, {"ans": "", "missing": True})
-    elif kind in (FINAL, "probe", MERGE):
-        on_done(st, job, {"missing": True, "why": why[:200]})
-    else:
+    # every kind has a fallback (jobs.KIND), so that no failure can stall the run
+    if kind.fallback is None:
         info["s"] = STUCK
         st["manual"][match_of(job)] = "its judge failed %d times (%s)" % (info["t"], why[:120])
+        return
+    out = dict(kind.fallback)
+    if kind.why_kept:
+        prefix, length = kind.why_kept
+        out["why"] = prefix + why[:length]
+    on_done(st, job, out)
 
 
-def spawn_settled(st, agent):
+def forfeit_silent(st, agent):
     """Once both spawns of a round-1 match are in, a side with no solution forfeits."""
     for m in st["rounds"][0]["matches"] if st["rounds"] else []:
         if agent not in (m["a"], m["b"]) or m["id"] in st["results"]:
@@ -438,8 +440,9 @@ def spawn_settled(st, agent):
                 forfeit(st, m, "no solution from " + " and ".join(a for a in pair if st["sol"].get(a) is None))
 
 
-def judge_arrived(st, mid):
+def judge_arrived(st, job, out=None):
     """Decide the match once its judges are in, or ask for one more look."""
+    mid = match_of(job)
     m = find_match(st, mid)
     judges = judges_of(st, mid)
     if any(not is_done(st, j) for j in judges):
@@ -465,7 +468,7 @@ def judge_arrived(st, mid):
     if len(verdicts) >= 2:
         info["agree"] = len(set(picks)) == 1
         info["votes"] = picks.count(winner)
-    settle(st, m, winner, info)
+    close_match(st, m, winner, info)
 
 
 def more_looks(st, m, verdicts, merged, picks):
@@ -556,7 +559,7 @@ def label_slice(st, job):
 
 # ---------------------------------------------------------------- between rounds: a settled field
 
-def settles_or_probes(st, alive):
+def offer_settle_or_probe(st, alive):
     """What a finished round with survivors left calls for before the next is paired. A settle
     offer when every match it judged was equivalent, or, in a run without --run-code, at least
     two thirds of them (SETTLE_SHARE). In a --run-code run where not all but at least half were
@@ -585,7 +588,7 @@ def settles_or_probes(st, alive):
     return False
 
 
-def probed(st, out):
+def probed(st, job, out):
     """The probe is in: one behaviour for every survivor is a settle offer; else the next round."""
     alive = alive_agents(st)
     rnd = st["rounds"][-1]
@@ -658,15 +661,15 @@ def plan_merge(st, champion):
     if res.get("eq"):
         budget.cut(st, "merge: not tried, the finalists were judged equivalent")
         return False
-    if budget.capped(st) and not budget.affordable_work(st, {MERGE: 1, "atk": 2, "def": 2, "judge": 1}):
-        budget.cut(st, "merge: skipped for the budget (it needs about 6 calls)")
+    if not budget.merge_fits(st):
+        budget.cut(st, "merge: skipped for the budget (it needs about %d calls)" % MERGE_CALLS)
         return False
     st["merged"] = {"base": champion, "other": runner_up, "challenger": challenger_id(st["agents"])}
     add_job(st, MERGE)
     return True
 
 
-def merged(st, out):
+def merged(st, job, out):
     """The challenger is written (or the merge failed): it meets the champion in a full match."""
     info, champion = st["merged"], st["champion"]
     if out.get("missing"):
@@ -734,9 +737,10 @@ def job_model(st, job):
     """The model a job's Agent call names (None: the session's): judges, probes and the
     baseline check take --judge-model; the merge runs on the winner's model, every other
     job on its competitor's."""
-    if is_judging(job):
+    runs_on = KIND[job_kind(job)].runs_on
+    if runs_on == "judges":
         return st["judge_model"]
-    if job == MERGE:
+    if runs_on == "winner":
         return model_of(st, st["merged"]["base"])
     return model_of(st, agent_of(job))
 
@@ -765,3 +769,8 @@ def fixes_of(st, m, agent):
     fixed in its own too): the numbers in each list, for winner and the report."""
     done = st["summ"].get(defence_id(m["id"], agent), {})
     return [k for k, c in enumerate(done.get("ans", ""), 1) if c == "C"], list(done.get("also", []))
+
+
+# What a job's arrival does beyond recording its summary, by the name jobs.KIND gives it.
+ARRIVALS = {"spawn_in": spawn_in, "defence_in": defence_in, "judge_arrived": judge_arrived, "final_in": final_in,
+            "probed": probed, "merged": merged}

@@ -11,16 +11,14 @@ import os
 import re
 
 from .base import ArenaError
+from .attacks import REPRODUCER, FormatError, read_attacks
+from .jobs import KINDS_IN_ORDER
 
 
-# Minutes each kind of job is worth; a spawn writes a whole solution, a judge
-# reads two and scores them.
-PHASE_MINUTES = {"spawn": 15, "atk": 8, "def": 8, "judge": 5, "final": 5, "probe": 8, "merge": 15}
-
-
-# The phase names users type, mapped to job kinds.
-PHASE_WORDS = {"spawn": "spawn", "attack": "atk", "defend": "def", "judge": "judge", "final": "final", "probe": "probe",
-               "merge": "merge"}
+# Minutes each kind of job is worth (jobs.KIND: a spawn writes a whole solution, a judge
+# reads two and scores them), and the phase names users type for them.
+PHASE_MINUTES = {k.name: k.minutes for k in KINDS_IN_ORDER}
+PHASE_WORDS = {k.word: k.name for k in KINDS_IN_ORDER}
 
 
 EXEC_SECONDS = 60
@@ -90,20 +88,6 @@ def resolve_in(folder, name):
 
 # ---------------------------------------------------------------- reproducers
 
-REPRODUCER = re.compile(r"^Reproducer:[ \t]*(.*?)[ \t]*$", re.M)
-ATTACK_HEAD = re.compile(r"^## ATTACK (\d+) ", re.M)
-
-
-def attack_bodies(body):
-    """[(number, text)] of an attack file's attacks, in order."""
-    heads = list(ATTACK_HEAD.finditer(body))
-    out = []
-    for i, m in enumerate(heads):
-        end = heads[i + 1].start() if i + 1 < len(heads) else len(body)
-        out.append((int(m.group(1)), body[m.end():end]))
-    return out
-
-
 def find_reproducers(body, folder, path):
     """{attack number as text: file name within folder} of an attack file's reproducers.
 
@@ -111,17 +95,15 @@ def find_reproducers(body, folder, path):
     sub-agent when a reproducer is malformed.
     """
     found = {}
-    for number, text in attack_bodies(body):
-        names = REPRODUCER.findall(text)
-        if not names:
+    try:
+        attacks = read_attacks(body)
+    except FormatError as e:
+        raise ValueError(path + str(e))
+    for attack in attacks:
+        name, number = attack.reproducer, attack.number
+        if name is None:
             continue
-        if len(names) > 1:
-            raise ValueError("%s: attack %d names %d reproducers; give at most one" % (path, number, len(names)))
-        name = names[0].strip("`'\"")
-        if name.lower() in ("none", "n/a", "-"):
-            continue
-        after = text[text.index("Reproducer:"):]
-        if not re.search(r"^Output:", after, re.M):
+        if not attack.output:
             raise ValueError("%s: attack %d names a reproducer but no 'Output:' line follows it with what it printed"
                              % (path, number))
         if not name:
@@ -138,19 +120,20 @@ def find_reproducers(body, folder, path):
 
 
 def point_reproducers(text, copies):
-    """An attack file's text with each `Reproducer:` line naming the judge's copy instead.
-
-    copies is {attack number as text: path of the copy}."""
-    heads = list(ATTACK_HEAD.finditer(text))
+    """An attack file's text (the judge's copy, header removed) with each `Reproducer:` line
+    naming the judge's copy instead. copies is {attack number as text: path of the copy}."""
+    try:
+        attacks = read_attacks(text)
+    except FormatError:  # checked when it was collected; a copy that no longer parses keeps its lines
+        return text
     pieces, last = [], 0
-    for i, m in enumerate(heads):
-        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
-        path = copies.get(m.group(1))
+    for attack in attacks:
+        path = copies.get(str(attack.number))
         if path:
-            pieces.append(text[last:m.start()])
+            pieces.append(text[last:attack.start])
             pieces.append(REPRODUCER.sub(lambda _: "Reproducer: %s (a copy in your work folder)" % path,
-                                         text[m.start():end], count=1))
-            last = end
+                                         text[attack.start:attack.end], count=1))
+            last = attack.end
     return "".join(pieces) + text[last:]
 
 
