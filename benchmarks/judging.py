@@ -284,10 +284,10 @@ def play_tournament(n, seed, judge, recheck, final_judges, extras=PLAIN):
             # like collect: every output of a wave is read against the same state, then applied in order
             outs = [(j, output_of(st, j, judge, world)) for j in ready]
             for j, out in outs:
-                apply(st, {"e": "done", "job": j, "out": out, "seq": st["seq"] + 1})
+                apply(st, {"e": "done", "job": j, "out": out, "seq": st["seq"] + 1}, checked=False)
                 calls += 1
         elif round_done(st):
-            apply(st, {"e": "advance", "round": len(st["rounds"]), "seq": st["seq"] + 1})
+            apply(st, {"e": "advance", "round": len(st["rounds"]), "seq": st["seq"] + 1}, checked=False)
         else:
             raise RuntimeError("seed %d: nothing ready and the round is not done" % seed)
         pending = [j for j in pending if jobs[j]["s"] == "ready"]

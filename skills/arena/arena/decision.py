@@ -13,7 +13,6 @@ import time
 from . import budget
 from .base import ArenaError, DEFAULT_LANE_JOBS, MAX_LANES, plural
 from .estimate import expected_looks
-from .workspace import PHASE_MINUTES
 from .jobs import ISSUED, OPEN, count_in, is_judging, jobs_in, outputs_of, tries
 from .state import find_match, finished, job_model, judge_sides, round_done
 from .outputs import collect_events

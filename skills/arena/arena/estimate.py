@@ -12,8 +12,8 @@ import os
 
 from .base import DEFAULT_WAVE, JUDGES_PER_MATCH, MOST_LOOKS, plural
 from .cards import model_counts
-from .jobs import (KIND, KINDS_IN_ORDER, MATCH_CALLS, MERGE_CALLS, MERGE_JOBS, bracket_calls, bracket_jobs, job_key,
-                   job_kind, output_sizes, outputs_of)
+from .jobs import (KINDS_IN_ORDER, MATCH_CALLS, MERGE_CALLS, MERGE_JOBS, bracket_calls, bracket_jobs, job_key,
+                   output_sizes, outputs_of)
 from .judging import first_looks, looks_after_first, most_looks_in, round_kind
 
 

@@ -350,8 +350,8 @@ def attacks_on(ctx, job):
         return []
     counted = done.get("labels", "")
     try:
-        found = read_attacks(strip_header(read_text(ctx.run.path(outputs_of(job)[0])), job, ""))
-    except (ArenaError, BadOutput, FormatError):
+        found = read_attacks(HEADER.sub("", read_text(ctx.run.path(outputs_of(job)[0])), count=1))
+    except (ArenaError, FormatError):
         found = None
     if found is None or labels_of(found) != counted:
         return [(LABEL_OF[c], "(its file changed after it was checked)") for c in counted]

@@ -14,15 +14,12 @@ from . import budget
 from .base import ArenaError, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, rng_for, shuffled
 from .cards import PARTS, deal_cards, deal_models
 from .jobs import (CANCELLED, DONE, FINAL, ISSUED, KIND, MERGE, MERGE_CALLS, OPEN, READY, STUCK, TRIES, agent_ids, agent_of, attack_id,
-                   challenger_id, competitor_jobs, defence_id, is_done, is_judging, job_kind, judge_id, look_of, match_id, match_of,
+                   challenger_id, competitor_jobs, defence_id, is_done, job_kind, judge_id, look_of, match_id, match_of,
                    new_record, probe_id, round_of, spawn_id, status)
 from .judging import (PROBE_SHARE, SETTLE_SHARE, at_least, decide, first_looks as round_first_looks, is_close,
                       is_equivalent, looks_after_first, merge_verdicts, most_looks_in, round_kind, wants_more)
 from .pairing import make_round
 from .workspace import PHASE_MINUTES
-
-
-EVENTS = ("init", "issue", "shown", "done", "fail", "record", "advance", "mode", "batch", "lanes", "settle")
 
 
 def new_state(ev, sizes):
@@ -283,7 +280,137 @@ def between_rounds(st):
     return rnd is not None and status(st, probe_id(rnd["n"])) in OPEN
 
 
-def apply(st, ev):
+# ---------------------------------------------------------------- which event is valid when
+#
+# Every event is checked against the state it arrives in before it is journaled (storage's
+# commit calls refusal); apply checks it too, so a client that writes events another way gets
+# the same refusals. A journal is replayed without the checks: its events were checked when
+# they arrived, and one written by an earlier bracket.py is kept as it was played.
+
+def refuse_init(st, ev):
+    return "a run starts once, with init; run %s has started" % st["run"]
+
+
+def refuse_issue(st, ev):
+    jobs = ev.get("jobs")
+    if not isinstance(jobs, list) or not jobs or len(set(jobs)) != len(jobs):
+        return "an issue event hands out a list of different jobs"
+    for job in jobs:
+        if job not in st["jobs"]:
+            return "%s is not a job of run %s" % (str(job)[:40], st["run"])
+        if st["jobs"][job]["s"] != READY or not deps_done(st, job):
+            return "%s is not ready to hand out (it is %s%s)" % (
+                job, st["jobs"][job]["s"], "" if deps_done(st, job) else ", and waits for the jobs it reads")
+    if ev.get("lane") is None and ev.get("wave") != len(st["waves"]) + 1:
+        return "a wave is numbered %d now, not %s" % (len(st["waves"]) + 1, ev.get("wave"))
+    if ev.get("lane") is not None and st.get("lanes") is None:
+        return "no lanes were started for lane %s" % ev["lane"]
+    if not set(ev.get("labels", {})) <= set(jobs) or not all(KIND[job_kind(j)].judging for j in ev.get("labels", {})):
+        return "labels go with the judging jobs the event hands out"
+    return None
+
+
+def refuse_returned(st, ev):
+    job = ev.get("job")
+    if status(st, job) != ISSUED:
+        return "%s is not handed out now (it is %s); only a job out with an agent comes back" % (
+            str(job)[:40], status(st, job) or "not a job of this run")
+    return None
+
+
+def refuse_record(st, ev):
+    m = find_match(st, ev.get("match"))
+    if m is None or not st["rounds"] or m not in st["rounds"][-1]["matches"]:
+        return "%s is not a match of the current round; see pairings" % str(ev.get("match"))[:40]
+    if m["id"] in st["results"]:
+        return "%s is already decided (%s won)" % (m["id"], st["results"][m["id"]]["w"])
+    if ev.get("winner") not in (m["a"], m["b"]):
+        return "%s is not in %s; it is %s vs %s" % (str(ev.get("winner"))[:40], m["id"], m["a"], m["b"])
+    if not str(ev.get("why") or "").strip():
+        return 'record needs --reason "why this side won"'
+    return None
+
+
+def refuse_advance(st, ev):
+    if st["champion"] is not None:
+        return "the tournament is decided (%s); run winner" % st["champion"]
+    if not matches_decided(st):
+        undecided = [m["id"] for m in st["rounds"][-1]["matches"] if m["id"] not in st["results"]]
+        return "round %d still has %d undecided match(es): %s" % (len(st["rounds"]), len(undecided),
+                                                                 " ".join(undecided[:10]))
+    if st["settle"] and st["settle"]["choice"] is None:
+        return "round %d ended with a settle offer waiting for its answer; run settle continue or settle finish" \
+            % st["settle"]["round"]
+    if between_rounds(st):
+        return "round %d waits for its settle probe; run next" % len(st["rounds"])
+    return None
+
+
+def refuse_settle(st, ev):
+    if not st["settle"] or st["settle"]["choice"] is not None:
+        return "run %s has no settle offer waiting for an answer; run next" % st["run"]
+    if ev.get("choice") not in ("continue", "finish"):
+        return "a settle offer is answered with continue or finish"
+    return None
+
+
+def refuse_shown(st, ev):
+    if "cuts" in ev:
+        return None if isinstance(ev["cuts"], int) and 0 <= ev["cuts"] <= len(st["cuts"]) else \
+            "%s lines of left-out work were never made" % ev["cuts"]
+    if "job" in ev:
+        return refuse_returned(st, ev)
+    if not st["waves"] or ev.get("wave") not in (None, st["waves"][-1]["n"]):
+        return "wave %s is not the last wave handed out" % ev.get("wave")
+    return None
+
+
+def refuse_mode(st, ev):
+    return None if ev.get("mode") in ("direct", "conductor", "lanes") else "a run's mode is direct, conductor or lanes"
+
+
+def refuse_batch(st, ev):
+    return None if st["mode"] == "conductor" else "a conductor batch starts only in a run whose mode is conductor"
+
+
+def refuse_lanes(st, ev):
+    if st["mode"] != "lanes":
+        return "lanes start only in a run whose mode is lanes"
+    ok = all(isinstance(ev.get(k), int) and ev[k] >= 1 for k in ("n", "k", "budget"))
+    return None if ok else "a set of lanes has a number, a count of lanes and a job budget, each 1 or more"
+
+
+# The one table of which event is valid when: each event's check, None when it may be applied.
+VALID_WHEN = {"init": refuse_init, "issue": refuse_issue, "shown": refuse_shown, "done": refuse_returned,
+              "fail": refuse_returned, "record": refuse_record, "advance": refuse_advance, "mode": refuse_mode,
+              "batch": refuse_batch, "lanes": refuse_lanes, "settle": refuse_settle}
+EVENTS = tuple(VALID_WHEN)
+
+
+def refusal(st, ev):
+    """Why this event cannot be applied to this state (one line), or None."""
+    check = VALID_WHEN.get(ev.get("e") if isinstance(ev, dict) else None)
+    if check is None:
+        return "%r is not an event this bracket.py knows" % (ev.get("e") if isinstance(ev, dict) else ev,)
+    try:
+        return check(st, ev)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        return "a %s event is missing what it needs" % ev["e"]
+
+
+def check_event(st, ev):
+    """Refuse an event that makes no sense in this state, in one line (ArenaError)."""
+    why = refusal(st, ev)
+    if why:
+        raise ArenaError(why)
+
+
+def apply(st, ev, checked=True):
+    """Apply one event to the state; refused (ArenaError, nothing changed) if it makes no sense
+    in it. checked=False skips the check: a journal's replay (see above), or a simulator that
+    plays jobs without handing them out."""
+    if checked:
+        check_event(st, ev)
     kind = ev["e"]
     if kind == "issue":
         lane = ev.get("lane")

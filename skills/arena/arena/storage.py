@@ -14,7 +14,7 @@ import sys
 import time
 
 from .base import ArenaError, FORMAT, RUN_NAME, read_text
-from .state import EVENTS, apply, new_state, upgrade
+from .state import EVENTS, apply, check_event, new_state, upgrade
 
 
 KILLS = [0]
@@ -182,7 +182,7 @@ class Run:
             # a command died after journaling and before saving: finish its work
             for ev in self.events():
                 if ev["seq"] > st["seq"]:
-                    apply(st, ev)
+                    apply(st, ev, checked=False)
             self.save(st)
         elif last < st["seq"]:
             raise ArenaError("state.json is ahead of journal.jsonl (event %d vs %d); run 'bracket.py repair --run %s'"
@@ -206,7 +206,7 @@ class Run:
         st = upgrade(json.loads(body))
         for ev in self.events():
             if ev["seq"] > st["seq"]:
-                apply(st, ev)
+                apply(st, ev, checked=False)
         return st
 
     def save(self, st):
@@ -269,11 +269,17 @@ class Run:
         """Journal first, then apply and save: a crash in between is replayed on load."""
         if not events:
             return
+        # refused before anything is journaled; a command's events together (the outputs one next
+        # collects) concern different jobs, so each is checked against the state they arrive in
+        for ev in events:
+            check_event(st, ev)
+        if len({ev.get("job") for ev in events if "job" in ev}) < sum(1 for ev in events if "job" in ev):
+            raise ArenaError("one job cannot come back twice at once")
         for k, ev in enumerate(events):
             ev["seq"] = st["seq"] + 1 + k
         self.append(events)
         for ev in events:
-            apply(st, ev)
+            apply(st, ev, checked=False)
         # saved once at the end of the command (flush); until then the journal holds it
         self.dirty = True
 
@@ -291,7 +297,7 @@ class Run:
             elif st is None:
                 raise ArenaError("journal.jsonl does not start with init; the run cannot be rebuilt")
             else:
-                apply(st, ev)
+                apply(st, ev, checked=False)
         if st is None:
             raise ArenaError("journal.jsonl of run %s is empty; start a new run with init" % self.name)
         return st

@@ -10,7 +10,7 @@ It reads the state and never changes it.
 
 from . import budget
 from .base import plural
-from .jobs import FINAL, READY, agent_of, job_kind, status
+from .jobs import KIND, KINDS_IN_ORDER, READY, agent_of, job_kind, status
 from .sandbox import confinement_line, limits_text
 from .schedule import progress
 from .judging import decide
@@ -118,22 +118,13 @@ def reproducer_note(st, mid, side, number):
 
 
 def after_refusal(st, job):
-    """What really happens after a refused output: another try, or the job's fallback."""
+    """What really happens after a refused output: another try, or the job's fallback (jobs.KIND)."""
     if status(st, job) == READY:
         return "will be re-issued"
     kind = job_kind(job)
-    if kind == "spawn":
-        if st["agents"] == 1:
-            return "no more tries, the run has no solution"
-        return "no more tries, %s forfeits its match" % agent_of(job)
-    return "no more tries, " + {
-        "atk": "it counts as no attacks",
-        "def": "the solution before it stands, with no answers",
-        "judge": "the match needs a decision by hand",
-        FINAL: "the baseline check is left to you",
-        "probe": "no settle offer: the next round is paired",
-        "merge": "no merge: the winner's text ships",
-    }[kind]
+    if kind == "spawn" and st["agents"] == 1:
+        return "no more tries, the run has no solution"
+    return "no more tries, " + KIND[kind].given_up.format(agent=agent_of(job) if kind == "spawn" else "")
 
 
 def code_line(run_code, run_name):
@@ -173,8 +164,7 @@ def tokens(x):
     return "%.1fM" % (x / 1e6) if x >= 1e6 else "%dk" % round(x / 1e3) if x >= 1e3 else "%d" % x
 
 
-SPEND_NAMES = {"spawn": "spawn", "atk": "attack", "def": "defend", "judge": "judge", "final": "baseline check",
-               "lane": "lanes", "conductor": "conductor"}
+SPEND_NAMES = dict({k.name: k.title for k in KINDS_IN_ORDER}, lane="lanes", conductor="conductor")
 
 
 def spend_lines(st):
