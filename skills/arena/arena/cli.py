@@ -26,12 +26,13 @@ from .state import (alive_agents, bracket_rounds, card_of, deps_done, find_match
                     new_state, opponent, path_of)
 from .storage import Run, atomic_write, find_run
 from .context import Context, open_run
-from .outputs import attacks_on, check_output
+from .outputs import attacks_on, changed_since_collected, check_output
 from .briefs import last_judged_copy, load_template, write_brief, write_conductor_brief, write_lane_brief
 from .schedule import planned_waves
 from .wording import (baseline_verdict, code_lines, field_text, fixes_text, looks_text, merge_lines, mix_text,
-                      model_lines, pairing_text, points, progress_line, reproducer_note, spend_lines)
-from .decision import lane_step, plan_next, render_lane, render_next, collect_and_advance
+                      lane_text, model_lines, next_text, pairing_text, points, progress_line, reproducer_note,
+                      spend_lines)
+from .decision import collect_and_advance, lane_step, plan_next
 from .audit import RECORDS, digest, fingerprint, load_record, tree_changes
 from .sandbox import env_names, home_changes, home_snapshot, run_script, temp_changes, temp_snapshot
 from .workspace import EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, format_minutes, parse_job_minutes, resolve_in, work_folder
@@ -350,7 +351,7 @@ def cmd_next(args):
         ctx.cards  # refuse a cards.md that no longer fits the run before anything is handed out
         used = dict(parse_used_for(text) for text in args.used or [])
         act = plan_next(ctx, retry=args.retry, conductor=args.conductor, returned=args.returned, used=used)
-        print_action(act, render_next(act, ctx.run), args.json)
+        print_action(act, next_text(act, ctx.run), args.json)
         sys.stdout.flush()
         if act["action"] == "wave":
             # only now has the orchestrator seen the wave; until then next shows it again
@@ -380,7 +381,7 @@ def cmd_lane(args):
             act = lane_step(ctx, args.lane, refused=args.refused, used=parse_used(args.used) if args.used else None)
             waiting = act["action"] == "again" and time.time() < deadline
             if not waiting:
-                print_action(act, render_lane(act), args.json)
+                print_action(act, lane_text(act), args.json)
                 if act["action"] == "job":
                     sys.stdout.flush()
                     # only now has the lane seen its job; until then lane shows it again
@@ -575,6 +576,8 @@ def cmd_check(args):
     info = ctx.st["jobs"].get(args.job)
     if info is None:
         raise ArenaError("run %s has no job %r; use the job id your brief names" % (ctx.st["run"], args.job[:40]))
+    if info["s"] == DONE:
+        return check_collected(ctx, args.job)
     if info["s"] != ISSUED:
         raise ArenaError("job %s is not handed out now (it is %s); nothing to check" % (args.job, info["s"]))
     verdict, detail = check_output(ctx, args.job)
@@ -586,6 +589,22 @@ def cmd_check(args):
     else:
         print("refused: %s" % detail[:400])
     print("fix that and run this check again; the engine reads the file(s) exactly this way")
+    return 1
+
+
+def check_collected(ctx, job):
+    """check on a job the engine has collected: whether its files are still what it read."""
+    changed = changed_since_collected(ctx, job)
+    if not changed:
+        print("ok: job %s was collected, and its file(s) are still the text the engine read" % job)
+        return 0
+    verdict, detail = check_output(ctx, job)
+    print("job %s was collected, and since then %s changed: the engine reads it again before another job uses "
+          "it, and keeps the new text only if it still passes and counts as before" % (job, " and ".join(changed)))
+    if verdict == "done":
+        print("the new text: ok")
+        return 0
+    print("the new text: %s" % ("refused: " + detail[:400] if verdict == "fail" else "a file is missing"))
     return 1
 
 

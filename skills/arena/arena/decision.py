@@ -1,24 +1,26 @@
 """The `next` decision: collect, advance, then say exactly what the orchestrator does now.
 
 plan_next is the one entry point the skill loops on: it collects outputs, advances
-finished rounds, and returns a wave of Agent calls, a wait, a manual decision, the
-conductor, or finished, as plain data that render_next prints; lane_step is one lane's
-turn. Both take the command's Context (context.py) and change the state only through
+finished rounds, and returns a wave of Agent calls, a wait, a manual decision, a settle
+offer, lanes, the conductor, or finished, as plain data (wording.next_text prints it),
+decided by the first of the ordered rules NEXT_RULES whose condition holds; lane_step is one
+lane's turn. Both take the command's Context (context.py) and change the state only through
 journaled events (ctx.commit).
 """
 
 import os
 import time
+from collections import namedtuple
 
 from . import budget
-from .base import ArenaError, DEFAULT_LANE_JOBS, MAX_LANES, plural
+from .base import ArenaError, DEFAULT_LANE_JOBS, MAX_LANES
 from .estimate import expected_looks
 from .jobs import ISSUED, OPEN, count_in, is_judging, jobs_in, outputs_of, tries
-from .state import find_match, finished, job_model, judge_sides, round_done
-from .outputs import collect_events
+from .state import find_match, finished, inputs_of, job_model, judge_sides, round_done
+from .outputs import changed_since_collected, check_output, collect_events, kept_copy
 from .briefs import write_brief, write_lane_brief
 from .schedule import pick_jobs, pick_wave, priority, progress, spawn_positions
-from .wording import after_refusal, minutes, progress_line, tokens
+from .wording import after_refusal, progress_line
 
 
 def advance_events(st):
@@ -33,7 +35,11 @@ def collect_and_advance(ctx, retry=False, only=None, used=None):
     again and charges its job a second failure.
     """
     st = ctx.st
-    events, _ = collect_events(ctx, retry, only)
+    events, _, texts = collect_events(ctx, retry, only)
+    for job, seen in texts.items():
+        # what was collected, byte for byte: a file changed later is noticed before another job reads it
+        for path, text in zip(outputs_of(job), seen):
+            ctx.run.keep(kept_copy(path), text)
     now = round(time.time(), 3)
     for ev in events:
         ev["at"] = now
@@ -61,74 +67,144 @@ def set_aside(ctx, job):
 
 
 
-def call_template(run, model):
-    extra = ', model "%s"' % model if model else ""
-    return 'run_in_background false%s, description "<id>", prompt "Read %s/b/<id>.md and follow it."' % (
-        extra, run.dir)
-
-
 def plan_next(ctx, retry=False, conductor=False, returned=None, used=None):
     """Decide and do the next step; returns the action as plain data.
 
-    returned: jobs whose agents the caller saw return while others still run (a client
-    told of each completion). Those are collected for good, and the slots they free are
-    refilled at once with ready jobs, keeping at most W in flight.
+    Without `returned` the caller says every Agent call it was shown has returned (a wave is
+    made in one message, and the Agent tool waits for all of them), so every job out is
+    collected. returned: the jobs whose agents the caller saw return while others still run (a
+    client told of each completion): only those are collected, and the slots they free are
+    refilled at once with ready jobs, keeping at most W in flight. The decision is the first
+    of NEXT_RULES whose condition holds.
     """
-    run, st = ctx.run, ctx.st
+    st = ctx.st
     notes = []
     if returned:
         for job in returned:
             if job not in st["jobs"]:
                 raise ArenaError("--returned %r is not a job of run %s" % (job[:40], st["run"]))
         mine = [j for j in returned if st["jobs"][j]["s"] == ISSUED]
-        notes += collect_and_advance(ctx, retry=True, only=mine, used=used) if mine else []
-    notes += collect_and_advance(ctx, retry, used=used)
-    act = {"run": st["run"], "mode": st["mode"], "notes": notes}
-    outstanding = jobs_in(st, ISSUED)
-    last = st["waves"][-1] if st["waves"] else None
-    unshown = [j for j in outstanding if last and st["jobs"][j]["w"] == last["n"]]
-    free = st["wave"] - len(outstanding)
-    if finished(st):
-        act.update(action="finished", command="winner --run %s" % st["run"])
-        if not st["sol"].get(st["ship"] or st["champion"]):
-            act["no_solution"] = True
-    elif last and not last.get("shown", True) and unshown and len(unshown) == last["size"]:
-        # handed out but never printed (the command was killed in between): show the same wave again
-        act.update(action="wave", wave=last["n"], calls=wave_calls(ctx, sorted(unshown, key=lambda j: (
-            priority(st, j, spawn_positions(st)), j))))
-    elif outstanding and returned and free > 0 and st["mode"] != "lanes" and pick_jobs(st, free):
-        # rolling: refill the freed slots now instead of waiting for the whole wave
-        jobs = pick_jobs(st, free)
-        hand_out(ctx, jobs, {"wave": len(st["waves"]) + 1})
-        act.update(action="wave", wave=len(st["waves"]), calls=wave_calls(ctx, jobs), running=outstanding)
-    elif outstanding:
-        act.update(action="wait", waiting=outstanding, wave=len(st["waves"]))
-    elif st["manual"]:
-        act.update(action="manual", matches=[manual_match(ctx, mid, why) for mid, why in sorted(st["manual"].items())])
-    elif st["settle"] and st["settle"]["choice"] is None:
-        act.update(action="settle", settle=dict(st["settle"], cost=budget.finishing_cost(
-            st, expected_looks(st["settle"]["alive"], st["wave"]))))
-    elif st["mode"] == "lanes" and not conductor:
-        act.update(action="lanes", calls=start_lanes(ctx), brief=run.path("lane.md"))
-    elif st["mode"] == "conductor" and not conductor:
-        ctx.commit([{"e": "batch", "n": (st["batch"] or {}).get("n", 0) + 1}])
-        act.update(action="conductor", description="arena conductor " + st["run"],
-                   prompt="Read %s and follow it." % run.path("conductor.md"))
-    elif conductor and st["batch"] and len(st["waves"]) - st["batch"]["from"] >= st["batch_waves"]:
-        act.update(action="batch-over")
+        notes += collect_and_advance(ctx, retry=True, only=mine, used=used)
     else:
-        wave = pick_wave(st)
-        if not wave:
-            raise ArenaError("nothing can run and nothing is finished; run 'bracket.py status --run %s' and report "
-                             "this as a bug" % st["run"])
-        hand_out(ctx, wave, {"wave": len(st["waves"]) + 1})
-        act.update(action="wave", wave=len(st["waves"]), calls=wave_calls(ctx, wave))
-    return finish_act(st, act)
+        notes += collect_and_advance(ctx, retry, used=used)
+    now = Situation(ctx, notes, returned, conductor)
+    for rule in NEXT_RULES:
+        if rule.when(now):
+            rule.act(now)
+            break
+    return finish_act(st, now.act)
 
 
-def cost_text(cost):
-    calls, tok, seconds = cost
-    return "%s, %s tokens and %s of sub-agent time" % (plural(calls, "sub-agent call"), tokens(tok), minutes(seconds))
+class Situation:
+    """What the rules of `next` look at: the run in hand, the jobs out, the free slots, the
+    caller (a conductor, or a client that named the jobs that returned)."""
+
+    def __init__(self, ctx, notes, returned, conductor):
+        self.ctx, self.st, self.returned, self.conductor = ctx, ctx.st, returned, conductor
+        self.act = {"run": self.st["run"], "mode": self.st["mode"], "notes": notes}
+        self.outstanding = jobs_in(self.st, ISSUED)
+        self.last = self.st["waves"][-1] if self.st["waves"] else None
+        self.free = self.st["wave"] - len(self.outstanding)
+        self._ready = None
+
+    def ready(self):
+        """The ready jobs the free slots would take (picked once)."""
+        if self._ready is None:
+            self._ready = pick_jobs(self.st, self.free)
+        return self._ready
+
+    def unshown(self):
+        """The last wave's jobs, when that wave was handed out but never printed."""
+        last = self.last
+        if not last or last.get("shown", True):
+            return []
+        jobs = [j for j in self.outstanding if self.st["jobs"][j]["w"] == last["n"]]
+        return jobs if len(jobs) == last["size"] else []
+
+
+Rule = namedtuple("Rule", "name when act")
+
+
+def act_finished(now):
+    st = now.st
+    now.act.update(action="finished", command="winner --run %s" % st["run"])
+    if not st["sol"].get(st["ship"] or st["champion"]):
+        now.act["no_solution"] = True
+
+
+def act_show_again(now):
+    # handed out but never printed (the command was killed in between): the same wave again
+    st, positions = now.st, spawn_positions(now.st)
+    jobs = sorted(now.unshown(), key=lambda j: (priority(st, j, positions), j))
+    now.act.update(action="wave", wave=now.last["n"], calls=wave_calls(now.ctx, jobs))
+
+
+def act_refill(now):
+    # rolling: refill the freed slots now instead of waiting for the whole wave
+    jobs = now.ready()
+    now.act["changed"] = hand_out(now.ctx, jobs, {"wave": len(now.st["waves"]) + 1})
+    now.act.update(action="wave", wave=len(now.st["waves"]), calls=wave_calls(now.ctx, jobs), running=now.outstanding)
+
+
+def act_wait(now):
+    now.act.update(action="wait", waiting=now.outstanding, wave=len(now.st["waves"]))
+
+
+def act_manual(now):
+    now.act.update(action="manual", matches=[manual_match(now.ctx, mid, why)
+                                             for mid, why in sorted(now.st["manual"].items())])
+
+
+def act_settle(now):
+    st = now.st
+    cost = budget.finishing_cost(st, expected_looks(st["settle"]["alive"], st["wave"]))
+    now.act.update(action="settle", settle=dict(st["settle"], cost=cost))
+
+
+def act_lanes(now):
+    now.act.update(action="lanes", calls=start_lanes(now.ctx), brief=now.ctx.run.path("lane.md"))
+
+
+def act_conductor(now):
+    st = now.st
+    now.ctx.commit([{"e": "batch", "n": (st["batch"] or {}).get("n", 0) + 1}])
+    now.act.update(action="conductor", description="arena conductor " + st["run"],
+                   prompt="Read %s and follow it." % now.ctx.run.path("conductor.md"))
+
+
+def act_batch_over(now):
+    now.act.update(action="batch-over")
+
+
+def act_wave(now):
+    st = now.st
+    wave = pick_wave(st)
+    if not wave:
+        raise ArenaError("nothing can run and nothing is finished; run 'bracket.py status --run %s' and report "
+                         "this as a bug" % st["run"])
+    now.act["changed"] = hand_out(now.ctx, wave, {"wave": len(st["waves"]) + 1})
+    now.act.update(action="wave", wave=len(st["waves"]), calls=wave_calls(now.ctx, wave))
+
+
+def batch_over(now):
+    st = now.st
+    return now.conductor and st["batch"] and len(st["waves"]) - st["batch"]["from"] >= st["batch_waves"]
+
+
+# What `next` does, in order: the first rule whose condition holds decides.
+NEXT_RULES = (
+    Rule("finished", lambda now: finished(now.st), act_finished),
+    Rule("show the wave again", lambda now: bool(now.unshown()), act_show_again),
+    Rule("refill freed slots", lambda now: bool(now.outstanding and now.returned and now.free > 0
+                                                and now.st["mode"] != "lanes" and now.ready()), act_refill),
+    Rule("wait for the jobs out", lambda now: bool(now.outstanding), act_wait),
+    Rule("ask for a decision by hand", lambda now: bool(now.st["manual"]), act_manual),
+    Rule("ask to settle", lambda now: bool(now.st["settle"] and now.st["settle"]["choice"] is None), act_settle),
+    Rule("start lanes", lambda now: now.st["mode"] == "lanes" and not now.conductor, act_lanes),
+    Rule("start a conductor", lambda now: now.st["mode"] == "conductor" and not now.conductor, act_conductor),
+    Rule("end the conductor's batch", batch_over, act_batch_over),
+    Rule("hand out a wave", lambda now: True, act_wave),
+)
 
 
 def manual_match(ctx, mid, why):
@@ -142,7 +218,10 @@ def manual_match(ctx, mid, why):
 def hand_out(ctx, jobs, where):
     """Write the jobs' briefs and journal their issue, to a wave ({"wave": n}) or a lane ({"lane": "2.3"})."""
     st = ctx.st
+    changed = []
     for job in jobs:
+        for src in inputs_of(st, job):
+            changed += read_again(ctx, src)
         set_aside(ctx, job)  # left by an earlier try: a retry writes to a clear path
         write_brief(ctx, job, st["jobs"][job]["t"] + 1)
     # the judges' labels are fixed when handed out, so the verdict is read as the brief was written
@@ -150,6 +229,31 @@ def hand_out(ctx, jobs, where):
     ev = {"e": "issue", "jobs": jobs, "at": round(time.time(), 3), "labels": labels}
     ev.update(where)
     ctx.commit([ev])
+    return changed
+
+
+def read_again(ctx, job):
+    """A collected job whose file changed since (its agent wrote on after the engine read it) is
+    checked again before another job reads it: still valid and counting as before, the new text
+    stands; otherwise the text collected is put back. Returns a line for each file found changed."""
+    changed = changed_since_collected(ctx, job)
+    if not changed:
+        return []
+    seen = []
+    verdict, detail = check_output(ctx, job, seen)
+    counted = {k: v for k, v in ctx.st["summ"].get(job, {}).items()}
+    now = {k: v for k, v in (detail or {}).items() if k != "sol"} if verdict == "done" else None
+    if now == counted:
+        for path, text in zip(outputs_of(job), seen):
+            ctx.run.keep(kept_copy(path), text)
+        return ["%s: %s changed after it was collected; read again, it passes and counts as before, so the "
+                "new text is what later jobs read" % (job, " and ".join(changed))]
+    for path in changed:
+        ctx.run.put_back(kept_copy(path), path)
+    why = detail if verdict == "fail" else "it no longer counts as it did (%s)" % (
+        "its attacks or answers changed" if verdict == "done" else "a file is missing")
+    return ["%s: %s changed after it was collected and %s; the text collected was put back" % (
+        job, " and ".join(changed), why[:160])]
 
 
 def start_lanes(ctx):
@@ -199,7 +303,7 @@ def lane_step(ctx, lane, refused=False, used=None):
         return finish_act(st, act)
     picked = pick_jobs(st, 1)
     if picked:
-        hand_out(ctx, picked, {"lane": lane})
+        act["changed"] = hand_out(ctx, picked, {"lane": lane})
         act.update(action="job", call=wave_calls(ctx, picked)[0])
     elif not running:
         # nothing runs, so nothing will become ready: a decision by hand, or a retry the
@@ -211,31 +315,13 @@ def lane_step(ctx, lane, refused=False, used=None):
 
 
 def finish_act(st, act):
+    if not act.get("changed"):
+        act.pop("changed", None)
     # optional work the budget left out since the main session last saw a list of it
     act["cuts"] = st["cuts"][st["cuts_shown"]:]
     act["progress"] = progress(st)
     act["line"] = progress_line(st, act["progress"])
     return act
-
-
-def render_lane(act):
-    """The few lines a lane reads."""
-    out = [act["line"]]
-    for note in act["notes"][:10]:
-        out.append("invalid, " + note[:200])
-    a = act["action"]
-    if a == "job":
-        c = act["call"]
-        model = ', model "%s"' % c["model"] if c.get("model") else ""
-        out.append("Lane %s: make this one Agent call, then run the same lane command again:" % act["lane"])
-        out.append('run_in_background false%s, description "%s", prompt "%s"' % (model, c["description"], c["prompt"]))
-    elif a == "again":
-        out.append("Lane %s: nothing ready yet (%d running); run the same lane command again." % (
-            act["lane"], act["running"]))
-    else:
-        # the reply lands in the main session ten times over: a short line (next prints the progress)
-        out.append("LANE OVER. Reply with exactly this line and stop: lane %s over" % act["lane"])
-    return "\n".join(out)
 
 
 def wave_calls(ctx, jobs):
@@ -251,59 +337,3 @@ def wave_calls(ctx, jobs):
             call["model"] = model
         calls.append(call)
     return calls
-
-
-def render_next(act, run):
-    """The few lines the orchestrator reads."""
-    out = [act["line"]]
-    for note in act["notes"][:10]:
-        out.append("invalid, " + note[:200])
-    if len(act["notes"]) > 10:
-        out.append("(%d more invalid outputs; see status)" % (len(act["notes"]) - 10))
-    for cut in act["cuts"][:5]:
-        out.append("left out: " + cut)
-    if len(act["cuts"]) > 5:
-        out.append("(%d more pieces of optional work left out; see status)" % (len(act["cuts"]) - 5))
-    a = act["action"]
-    if a == "finished":
-        none = " No competitor produced a valid solution: there is none to use or compare." if act.get("no_solution") else ""
-        out.append("Finished.%s Run: winner --run %s" % (none, act["run"]))
-    elif a == "wait":
-        out.append("Waiting for %d job(s) of wave %d with no output yet: %s" % (
-            len(act["waiting"]), act["wave"], " ".join(act["waiting"][:20]) + (" ..." if len(act["waiting"]) > 20 else "")))
-        out.append("If every Agent call of that wave has returned (or was never made), run: next --retry")
-    elif a == "settle":
-        s = act["settle"]
-        out.append("The field looks settled: %s." % s["why"])
-        out.append("Finishing the bracket would still cost about %s. Finishing now makes the leader by average "
-                   "score so far, %s, the winner." % (cost_text(s["cost"]), s["leader"]))
-        out.append("Ask the user, then run one of: settle continue --run %s | settle finish --run %s" % (
-            act["run"], act["run"]))
-    elif a == "manual":
-        for m in act["matches"]:
-            out.append("%s needs a decision by hand: %s." % (m["match"], m["why"]))
-            out.append("  solutions: %s" % " ".join(m["solutions"]))
-            out.append('  run: record %s <%s> --reason "..."' % (m["match"], "|".join(m["agents"])))
-    elif a == "lanes":
-        out.append("Start %d lanes: %s in ONE message, then run next when they have all replied. Each call:" % (
-            len(act["calls"]), plural(len(act["calls"]), "Agent call")))
-        out.append('run_in_background false, description "arena lane <n>", prompt "Read %s and follow it as lane <n>."'
-                   % act["brief"])
-        out.append("<n> = " + " ".join(c["lane"] for c in act["calls"]))
-        out.append("If a lane replies NO-AGENT-TOOL, run next --direct instead.")
-    elif a == "conductor":
-        out.append('Start the conductor: one Agent call, subagent_type "general-purpose", run_in_background false, '
-                   'description "%s", prompt "%s"' % (act["description"], act["prompt"]))
-        out.append("When it replies, run next. If it replies NO-AGENT-TOOL, run next --direct instead.")
-    elif a == "batch-over":
-        out.append("BATCH OVER. Reply with exactly this line and stop: %s; run next" % act["line"])
-    else:
-        groups = {}
-        for c in act["calls"]:
-            groups.setdefault(c.get("model"), []).append(c["job"])
-        out.append("Wave %d: %s in ONE message, then run next. Each call:" % (act["wave"], plural(len(act["calls"]),
-                                                                                              "Agent call")))
-        for model, jobs in groups.items():
-            out.append(call_template(run, model))
-            out.append("<id> = " + " ".join(jobs))
-    return "\n".join(out)

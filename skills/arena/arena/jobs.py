@@ -257,6 +257,19 @@ def revision_file(mid, agent):
     return KIND["def"].outputs[1][0].format(match=mid, agent=agent)
 
 
+SOLUTION_FILE = re.compile(r"^out/(?:spawn-(a\d+)|(r\d+-m\d+)-sol-(a\d+))\.md$")
+
+
+def writer_of(path):
+    """The job that wrote a solution file (a first solution, a revision, the challenger), or None."""
+    if path == MERGED_FILE:
+        return MERGE
+    m = SOLUTION_FILE.match(path or "")
+    if not m:
+        return None
+    return spawn_id(m.group(1)) if m.group(1) else defence_id(m.group(2), m.group(3))
+
+
 # The challenger the merge writes, before its match revises it.
 MERGED_FILE = KIND[MERGE].outputs[1][0]
 

@@ -215,17 +215,20 @@ def judged_reproducers(st, job, sides, names):
     return found
 
 
-def check_output(ctx, job):
+def check_output(ctx, job, seen=None):
     """('done', summary) or ('fail', reason) or (None, None) when not written yet.
 
     Each kind's files are read by the function jobs.KIND names for it (READERS below), given
-    the job, the files' texts and the paths to name in a refusal."""
+    the job, the files' texts and the paths to name in a refusal. seen, a list, receives the
+    texts read, so the caller keeps exactly what was checked."""
     run = ctx.run
     outs = outputs_of(job)
     try:
         texts = [read_output(run.path(p), limit) for p, limit in zip(outs, output_limits(job))]
         if any(t is None for t in texts):
             return None, None
+        if seen is not None:
+            seen[:] = texts
         shown = [os.path.join(run.dir, p) for p in outs]
         return "done", READERS[KIND[job_kind(job)].check](ctx, job, texts, shown)
     except BadOutput as e:
@@ -321,14 +324,19 @@ READERS = {"read_solution": read_solution, "read_attack": read_attack, "read_def
 
 def collect_events(ctx, retry=False, only=None):
     """Events for every handed-out job whose output arrived (or, with retry, never will);
-    `only` limits it to those jobs (a lane collects the one job it ran)."""
-    events, notes = [], []
+    `only` limits it to those jobs (a lane collects the one job it ran).
+
+    Returns (events, notes, texts): texts is {job: [the texts read]} for each job collected,
+    for the caller to keep beside the run (kept_copy) as what was collected."""
+    events, notes, kept = [], [], {}
     for job, info in sorted(ctx.st["jobs"].items()):
         if info["s"] != ISSUED or (only is not None and job not in only):
             continue
-        verdict, detail = check_output(ctx, job)
+        seen = []
+        verdict, detail = check_output(ctx, job, seen)
         if verdict == "done":
             events.append({"e": "done", "job": job, "out": detail})
+            kept[job] = seen
         elif verdict == "fail":
             events.append({"e": "fail", "job": job, "why": detail})
             notes.append("%s: %s" % (job, detail))
@@ -336,7 +344,34 @@ def collect_events(ctx, retry=False, only=None):
             events.append({"e": "fail", "job": job, "why": "no output after its agent returned"})
             notes.append("%s: no output" % job)
     # a judge's verdict is read in the context of the state after the others
-    return events, notes
+    return events, notes, kept
+
+
+def kept_copy(path):
+    """Where the text of an output file is kept as the engine collected it, relative to the run."""
+    return "kept/" + path
+
+
+def changed_since_collected(ctx, job):
+    """The output paths of a collected job whose files no longer read as what was collected
+    (its agent wrote on after the engine read them); [] when none did, or when no copy was
+    kept (a job collected by an earlier bracket.py, or one that fell back)."""
+    if status(ctx.st, job) != DONE or ctx.st["summ"].get(job, {}).get("missing"):
+        return []
+    changed = []
+    for path, limit in zip(outputs_of(job), output_limits(job)):
+        try:
+            with open(ctx.run.path(kept_copy(path)), "rb") as f:
+                was = f.read()
+        except OSError:
+            continue
+        try:
+            now = read_output(ctx.run.path(path), limit)
+        except BadOutput:
+            now = None
+        if now is None or now.encode("utf-8") != was:
+            changed.append(path)
+    return changed
 
 
 def attacks_on(ctx, job):

@@ -15,7 +15,7 @@ from .base import ArenaError, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK,
 from .cards import PARTS, deal_cards, deal_models
 from .jobs import (CANCELLED, DONE, FINAL, ISSUED, KIND, MERGE, MERGE_CALLS, OPEN, READY, STUCK, TRIES, agent_ids, agent_of, attack_id,
                    challenger_id, competitor_jobs, defence_id, is_done, job_kind, judge_id, look_of, match_id, match_of,
-                   new_record, probe_id, round_of, spawn_id, status)
+                   new_record, probe_id, round_of, spawn_id, status, writer_of)
 from .judging import (PROBE_SHARE, SETTLE_SHARE, at_least, decide, first_looks as round_first_looks, is_close,
                       is_equivalent, looks_after_first, merge_verdicts, most_looks_in, round_kind, wants_more)
 from .pairing import make_round
@@ -198,6 +198,29 @@ def deps_of(st, job):
         # a defender reads the attacks on both sides: it fixes any flaw it shares with its opponent
         return [attack_id(m["id"], m["a"]), attack_id(m["id"], m["b"])]
     return [defence_id(m["id"], m["a"]), defence_id(m["id"], m["b"])]
+
+
+def inputs_of(st, job):
+    """The jobs whose outputs a job's brief names or copies: the jobs it waits for, the jobs that
+    wrote the solutions it reads and, for a judge, the attacks of its match."""
+    kind = job_kind(job)
+    found = list(deps_of(st, job))
+    if kind in ("atk", "def", "judge"):
+        m = find_match(st, match_of(job))
+        agents = [m["a"], m["b"]]
+        if kind == "judge":
+            found += [attack_id(m["id"], m["a"]), attack_id(m["id"], m["b"])]
+    elif kind == FINAL:
+        agents = [st["ship"] or st["champion"]]
+    elif kind == "probe":
+        rnd = int(job[len("probe-r"):])
+        agents = [a for a in st["cards"] if st["out"].get(a, rnd + 1) > rnd]
+    elif kind == MERGE:
+        agents = [st["merged"]["base"], st["merged"]["other"]]
+    else:
+        agents = []
+    found += [writer_of(st["sol"].get(a)) for a in agents]
+    return [j for j in dict.fromkeys(found) if j]
 
 
 def deps_done(st, job):

@@ -127,6 +127,26 @@ class Run:
             raise ArenaError("no run %r under %s/; start one with init, or pass --run NAME" % (self.name, self.root))
         return RunLock(self.path("lock"))
 
+    def keep(self, rel, text):
+        """Write a copy the engine keeps (the text of an output as it was collected)."""
+        path = self.path(rel)
+        folder = os.path.dirname(path)
+        for up in (self.path(rel.split("/")[0]), folder):
+            if os.path.islink(up) or (os.path.lexists(up) and not os.path.isdir(up)):
+                os.remove(up)  # planted by a sub-agent: the copy must not leave the run folder
+        os.makedirs(folder, exist_ok=True)
+        if os.path.islink(path):
+            os.remove(path)
+        atomic_write(path, text, durable=False)
+
+    def put_back(self, kept, rel):
+        """Put a kept copy back where its output file is (the file changed into something that
+        no longer counts as it did)."""
+        if os.path.islink(self.path(kept)):
+            return
+        with open(self.path(kept), "rb") as f:
+            atomic_write(self.path(rel), f.read(), durable=False)
+
     def set_aside(self, rel, attempt, tag=None):
         """Move a refused output (a file, folder or link) to out/refused/<name>.try<N>.<ext>, kept
         for the report; nothing there is ever read as an output again. tag replaces 'try<N>'."""

@@ -294,3 +294,96 @@ def progress_line(st, p=None):
         cap = "/%d" % st["max_calls"] if st.get("max_calls") is not None else ""
         text += ", spent %d%s calls, ~%s tokens" % (p["spent"], cap, tokens(p["tokens"]))
     return text
+
+
+# ---------------------------------------------------------------- what next and lane print
+
+def call_template(run, model):
+    extra = ', model "%s"' % model if model else ""
+    return 'run_in_background false%s, description "<id>", prompt "Read %s/b/<id>.md and follow it."' % (
+        extra, run.dir)
+
+
+def cost_text(cost):
+    calls, tok, seconds = cost
+    return "%s, %s tokens and %s of sub-agent time" % (plural(calls, "sub-agent call"), tokens(tok), minutes(seconds))
+
+
+def lane_text(act):
+    """The few lines a lane reads."""
+    out = [act["line"]]
+    for note in act.get("changed", [])[:10]:
+        out.append("changed, " + note[:300])
+    for note in act["notes"][:10]:
+        out.append("invalid, " + note[:200])
+    a = act["action"]
+    if a == "job":
+        c = act["call"]
+        model = ', model "%s"' % c["model"] if c.get("model") else ""
+        out.append("Lane %s: make this one Agent call, then run the same lane command again:" % act["lane"])
+        out.append('run_in_background false%s, description "%s", prompt "%s"' % (model, c["description"], c["prompt"]))
+    elif a == "again":
+        out.append("Lane %s: nothing ready yet (%d running); run the same lane command again." % (
+            act["lane"], act["running"]))
+    else:
+        # the reply lands in the main session ten times over: a short line (next prints the progress)
+        out.append("LANE OVER. Reply with exactly this line and stop: lane %s over" % act["lane"])
+    return "\n".join(out)
+
+
+def next_text(act, run):
+    """The few lines the orchestrator reads."""
+    out = [act["line"]]
+    for note in act.get("changed", [])[:10]:
+        out.append("changed, " + note[:300])
+    for note in act["notes"][:10]:
+        out.append("invalid, " + note[:200])
+    if len(act["notes"]) > 10:
+        out.append("(%d more invalid outputs; see status)" % (len(act["notes"]) - 10))
+    for cut in act["cuts"][:5]:
+        out.append("left out: " + cut)
+    if len(act["cuts"]) > 5:
+        out.append("(%d more pieces of optional work left out; see status)" % (len(act["cuts"]) - 5))
+    a = act["action"]
+    if a == "finished":
+        none = " No competitor produced a valid solution: there is none to use or compare." if act.get("no_solution") else ""
+        out.append("Finished.%s Run: winner --run %s" % (none, act["run"]))
+    elif a == "wait":
+        out.append("Waiting for %d job(s) of wave %d with no output yet: %s" % (
+            len(act["waiting"]), act["wave"], " ".join(act["waiting"][:20]) + (" ..." if len(act["waiting"]) > 20 else "")))
+        out.append("If every Agent call of that wave has returned (or was never made), run: next --retry")
+    elif a == "settle":
+        s = act["settle"]
+        out.append("The field looks settled: %s." % s["why"])
+        out.append("Finishing the bracket would still cost about %s. Finishing now makes the leader by average "
+                   "score so far, %s, the winner." % (cost_text(s["cost"]), s["leader"]))
+        out.append("Ask the user, then run one of: settle continue --run %s | settle finish --run %s" % (
+            act["run"], act["run"]))
+    elif a == "manual":
+        for m in act["matches"]:
+            out.append("%s needs a decision by hand: %s." % (m["match"], m["why"]))
+            out.append("  solutions: %s" % " ".join(m["solutions"]))
+            out.append('  run: record %s <%s> --reason "..."' % (m["match"], "|".join(m["agents"])))
+    elif a == "lanes":
+        out.append("Start %d lanes: %s in ONE message, then run next when they have all replied. Each call:" % (
+            len(act["calls"]), plural(len(act["calls"]), "Agent call")))
+        out.append('run_in_background false, description "arena lane <n>", prompt "Read %s and follow it as lane <n>."'
+                   % act["brief"])
+        out.append("<n> = " + " ".join(c["lane"] for c in act["calls"]))
+        out.append("If a lane replies NO-AGENT-TOOL, run next --direct instead.")
+    elif a == "conductor":
+        out.append('Start the conductor: one Agent call, subagent_type "general-purpose", run_in_background false, '
+                   'description "%s", prompt "%s"' % (act["description"], act["prompt"]))
+        out.append("When it replies, run next. If it replies NO-AGENT-TOOL, run next --direct instead.")
+    elif a == "batch-over":
+        out.append("BATCH OVER. Reply with exactly this line and stop: %s; run next" % act["line"])
+    else:
+        groups = {}
+        for c in act["calls"]:
+            groups.setdefault(c.get("model"), []).append(c["job"])
+        out.append("Wave %d: %s in ONE message, then run next. Each call:" % (act["wave"], plural(len(act["calls"]),
+                                                                                              "Agent call")))
+        for model, jobs in groups.items():
+            out.append(call_template(run, model))
+            out.append("<id> = " + " ".join(jobs))
+    return "\n".join(out)
