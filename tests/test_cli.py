@@ -10,6 +10,8 @@ import unittest
 import standin
 from standin import run_cli, state_bytes, state_of
 from arena.estimate import field_sizes
+from arena.cli import build_parser
+import readme
 
 
 class Workspace(unittest.TestCase):
@@ -94,6 +96,36 @@ class PlanCommandTest(Workspace):
     def test_plan_token_estimate(self):
         _, out, _ = run_cli(["plan", "--quick", "--task-file", "task.md"], self.cwd)
         self.assertRegex(out, r"tokens \(estimate\): about [\d.]+[kM] input")
+
+
+class ReadmeFlagsTest(unittest.TestCase):
+    """Every flag of the README's table is taken by the engine commands the README says take it."""
+
+    VALUES = {"--agents": "8", "--seed": "3", "--wave": "4", "--model": "haiku", "--judge-model": "haiku",
+              "--models": "opus,sonnet", "--recheck": "off", "--final-judges": "3", "--run-code-env": "HOME",
+              "--job-minutes": "15", "--budget": "50", "--settle": "ask", "--merge": "on", "--max-calls": "50",
+              "--max-tokens": "2M"}
+
+    def test_the_table_flags_parse_as_the_readme_says(self):
+        with open(readme.README, encoding="utf-8") as f:
+            text = f.read()
+        table = text[text.index("| flag | meaning |"):]
+        table = table[:table.index("\n\n")]
+        flags = list(dict.fromkeys(re.findall(r"`(--[a-z-]+)", table)))
+        self.assertIn("--budget", flags)
+        not_plan = re.search(r"`bracket\.py plan` all but (.*?) \(", text, re.S).group(1)
+        skipped = re.findall(r"`(--[a-z-]+)`", not_plan)
+        parser = build_parser.real() if hasattr(build_parser, "real") else build_parser()
+        for flag in flags:
+            value = [self.VALUES[flag]] if flag in self.VALUES else []
+            for command in ["init"] + ([] if flag in skipped else ["plan"]):
+                argv = [command, flag] + value + (["--task-file", "t.md"] if command == "init" else [])
+                if flag == "--run-code-env":
+                    argv.append("--run-code")
+                try:
+                    parser.parse_args(argv)
+                except SystemExit:
+                    self.fail("bracket.py %s does not take %s, which the README's table lists" % (command, flag))
 
 
 class BadInputTest(Workspace):

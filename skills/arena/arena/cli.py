@@ -41,6 +41,7 @@ from .estimate import (ASSUMED, budget_lines, estimate_tokens, format_estimate, 
 
 
 def cmd_plan(args):
+    take_budget(args)
     n = QUICK_AGENTS if args.quick else args.agents
     check_numbers(n, args.wave)
     check_models(n, args)
@@ -86,6 +87,7 @@ BRIEF_TEMPLATES = tuple(k.template for k in KINDS_IN_ORDER) + (
 
 
 def cmd_init(args):
+    take_budget(args)
     cards = load_cards()
     load_rubric()  # refuse to start with a rubric the judges could not be scored on
     n = QUICK_AGENTS if args.quick else args.agents
@@ -215,11 +217,11 @@ def cmd_demo(args):
         raise ArenaError("--seed must be a whole number 0 or above")
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10 ** 6)
     name = args.run or free_run_name("demo-%d-s%d" % (args.agents, seed))
-    init = argparse.Namespace(
-        agents=args.agents, quick=False, seed=seed, task_file=None, task_text=DEMO_TASK, baseline_file=None,
-        wave=args.wave, run=name, model=None, judge_model=None, recheck=str(DEFAULT_RECHECK), final_judges=1,
-        no_pack=False, direct=True, waves=False, lane_jobs=DEFAULT_LANE_JOBS, batch_waves=DEFAULT_BATCH, run_code=False,
-        job_minutes=None, max_calls=None, max_tokens=None, settle="ask", merge="on", models=args.models, run_code_env=[])
+    # init's own parser, so the demo starts with init's defaults for every option init has
+    argv = ["init", "--agents", str(args.agents), "--seed", str(seed), "--wave", str(args.wave), "--run", name,
+            "--direct", "--task-file", "-"]
+    init = build_parser().parse_args(argv)
+    init.task_text, init.models = DEMO_TASK, args.models
     with contextlib.redirect_stdout(io.StringIO()):  # init's "next:" advice does not apply here
         cmd_init(init)
     print("demo: a whole run offline with %s, no model and no tokens: each has a hidden quality, "
@@ -320,6 +322,25 @@ def parse_used_for(text):
         raise ArenaError("next --used takes JOB=tokens,tool_uses,ms for each job, like r1-m02-judge=8230,2,191; "
                          "not %r" % text[:60])
     return job.strip(), parse_used(rest)
+
+
+def budget_value(text):
+    """--budget: 50 -> ("max_calls", 50); 20M or 500k -> ("max_tokens", 20000000)."""
+    if re.match(r"^\s*\d+\s*$", text or ""):
+        return "max_calls", int(text)
+    if re.match(r"^\s*\d+(?:\.\d+)?\s*[kKmM]\s*$", text or ""):
+        return "max_tokens", token_count(text)
+    raise argparse.ArgumentTypeError("%r is not a budget: a number of calls (50) or of tokens (20M, 500k)" % text)
+
+
+def take_budget(args):
+    """Put --budget where --max-calls or --max-tokens would be; both for one cap is an error."""
+    if not getattr(args, "budget", None):
+        return
+    key, value = args.budget
+    if getattr(args, key) is not None:
+        raise ArenaError("--budget and --%s both cap the %s; give one" % (key.replace("_", "-"), key[4:]))
+    setattr(args, key, value)
 
 
 def token_count(text):
@@ -855,6 +876,9 @@ def parents():
                                            help="after the final, a challenger built from both finalists must beat "
                                                 "the winner to ship (default on)"))),
         "budget": group(
+            (("--budget",), dict(type=budget_value, metavar="N|T", help="the skill's cap: N sub-agent calls "
+                                                                      "(as --max-calls), or T tokens when it ends "
+                                                                      "in k or M (as --max-tokens)")),
             (("--max-calls",), dict(type=whole, metavar="N", help="never more than N sub-agent calls for the "
                                                                  "tournament's jobs; optional work goes first")),
             (("--max-tokens",), dict(type=token_count, metavar="T", help="never more than about T tokens (2M, 500k), "
