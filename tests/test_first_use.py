@@ -123,6 +123,8 @@ class FlagsDocumented(unittest.TestCase):
 
     # set by the skill itself (files, run name) or tuning knobs for tests and benchmarks
     INTERNAL = {"--task-file", "--baseline-file", "--run", "--no-pack", "--batch-waves", "--lane-jobs", "--help"}
+    # the engine's own spellings of a skill flag (--budget): the README names them, SKILL.md need not
+    SPELLINGS = {"--max-calls", "--max-tokens"}
 
     def test_init_options(self):
         _, out, _ = run_cli(["init", "--help"], tempfile.gettempdir())
@@ -134,7 +136,8 @@ class FlagsDocumented(unittest.TestCase):
         for option in sorted(options):
             with self.subTest(option=option):
                 self.assertRegex(table, r"\n\| [^|]*`%s\b" % option)
-                self.assertIn("`%s" % option, arguments)
+                if option not in self.SPELLINGS:
+                    self.assertIn("`%s" % option, arguments)
 
 
 class ReadmePlan(unittest.TestCase):
