@@ -29,7 +29,7 @@ from .context import Context, open_run
 from .outputs import attacks_on, changed_since_collected, check_output
 from .briefs import last_judged_copy, load_template, write_brief, write_conductor_brief, write_lane_brief
 from .schedule import planned_waves
-from .wording import (baseline_verdict, code_lines, field_text, fixes_text, looks_text, merge_lines, mix_text,
+from .wording import (baseline_verdict, code_lines, fatal_note, field_text, fixes_text, looks_text, merge_lines, mix_text,
                       lane_text, model_lines, next_text, pairing_text, points, progress_line, reproducer_note,
                       spend_lines)
 from .decision import collect_and_advance, lane_step, plan_next
@@ -731,7 +731,7 @@ def print_match(ctx, m, res, champ):
     if looks_text(st, m, res):
         line += ", " + looks_text(st, m, res)
     if res.get("rule") == "fatal":
-        line += ", %s had a verified FATAL flaw" % ("opponent" if res["w"] == champ else champ)
+        line += ", " + fatal_note("opponent" if res["w"] == champ else champ)
     print(line)
     why = pairing_text(st["rounds"][round_of(m["id"]) - 1], m)
     if why:

@@ -16,6 +16,7 @@ import os
 import re
 import time
 
+from .attacks import SEVERITY
 from .base import ArenaError, read_text
 from .cards import PARTS, card_names, load_cards, load_rubric
 from .estimate import field_sizes
@@ -24,7 +25,7 @@ from .state import alive_agents, bracket_rounds, card_of, find_match, looks_of, 
 from .storage import atomic_write
 from .outputs import HEADER, attacks_on
 from .budget import ORCHESTRATION, SPEND_KINDS
-from .wording import (SPEND_NAMES, baseline_verdict, budget_lines, fixes_text, judges_on, looks_short, looks_text,
+from .wording import (SPEND_NAMES, baseline_verdict, budget_lines, fatal_note, fixes_text, judges_on, looks_short, looks_text,
                       merge_lines, minutes, mix_text, pairing_text, points, progress_line, reproducer_note, spend_lines,
                       tokens)
 
@@ -38,7 +39,6 @@ TREE_ROUNDS = 4
 TREE_MAX = 8
 HOW = {"judge": "judge", "forfeit": "forfeit", "record": "by hand"}
 ANSWERS = {"C": ("conceded and fixed", "c"), "R": ("rebutted", "r")}
-LABEL_CLASS = {"FATAL": "F", "MAJOR": "M", "MINOR": "m"}
 
 
 def esc(text):
@@ -284,7 +284,7 @@ class Report:
             said, cls = ANSWERS.get(answers[k:k + 1], ("unanswered", "u"))
             note = reproducer_note(st, mid, champ, k + 1)
             items.append('<li><span class="lab %s">%s</span> %s <span class="ans %s">%s</span>%s</li>'
-                         % (LABEL_CLASS[label], label, esc(summary.strip()[:300]), cls, said,
+                         % (SEVERITY[label], label, esc(summary.strip()[:300]), cls, said,
                             ' <span class="muted">%s</span>' % esc(note) if note else ""))
         attacks = ('<div class="attacks"><h4>Attacks survived (%d)</h4><ul>%s</ul></div>' % (len(items), "".join(items))
                    if items else '<div class="attacks"><h4>Attacks survived</h4><p class="muted">none made</p></div>')
@@ -299,7 +299,7 @@ class Report:
         if how == "judge":
             text = looks_text(self.st, m, res) or "judge"
             if res.get("rule") == "fatal":
-                text += "; the loser had a verified FATAL flaw"
+                text += "; " + fatal_note("the loser")
             elif res.get("rule", "total") != "total":
                 text += "; tie broken by %s" % self.rule_name(res["rule"])
             return text

@@ -48,6 +48,11 @@ def finding_text(m, finding):
     return "%s by %d" % (pick, margin)
 
 
+def fatal_note(loser):
+    """What a match decided by the FATAL rule says of its loser (winner and the report)."""
+    return "%s had a verified FATAL flaw" % loser
+
+
 def looks_text(st, m, res):
     """How a judged match's looks went, in words: what each look found, or that the first found
     the two equivalent ('' for a single look with a difference; its margin says it)."""
