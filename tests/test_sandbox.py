@@ -288,6 +288,40 @@ class Seatbelt(unittest.TestCase):
         self.assertLess(joined.index("--tmpfs /home/u"), joined.index("--bind /home/u/p/.arena"))
 
 
+class PidNamespace(unittest.TestCase):
+    """Inside a pid namespace of its own with the outer /proc still mounted (Claude Code
+    2.1.332's sandbox), the process watch names the script's processes as exec numbers them:
+    the outer numbers would name other processes, or exec's own threads, and a kill sent
+    there once killed exec itself."""
+
+    SCRIPT = """
+import os, subprocess, sys, time
+sys.path.insert(0, %r)
+from arena.sandbox import descendants, kill_tree
+assert os.readlink("/proc/self") != str(os.getpid()), "not in a pid namespace of its own"
+child = subprocess.Popen(["sh", "-c", "sleep 30 & sleep 30 & wait"])
+time.sleep(0.5)
+below = descendants(child.pid)
+kill_tree(child.pid)
+child.wait()
+print(os.getpid(), child.pid, below)
+"""
+
+    def test_the_watch_numbers_processes_as_this_namespace_does(self):
+        if not sys.platform.startswith("linux") or os.geteuid() != 0 or not shutil.which("unshare"):
+            self.skipTest("needs Linux, root and unshare(1) to make a pid namespace without its own /proc")
+        engine = os.path.dirname(standin.BRACKET)
+        proc = subprocess.run(["unshare", "--pid", "--fork", sys.executable, "-c", self.SCRIPT % engine],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        own, child, below = proc.stdout.split(" ", 2)
+        below = [int(x) for x in re.findall(r"\d+", below)]
+        self.assertEqual(own, "1")
+        self.assertEqual(len(below), 2, proc.stdout)
+        # numbers of this namespace: just after the child's, not the outer ones
+        self.assertTrue(all(int(child) < p < int(child) + 50 for p in below), proc.stdout)
+
+
 class Unit(unittest.TestCase):
     def test_limit_lines(self):
         self.assertEqual(sandbox.limit_hit(1, "Traceback\nMemoryError\n", None, None, 60), "killed: memory limit 2 GiB")

@@ -316,31 +316,61 @@ class ProcessCap:
 
 
 def descendants(pid):
-    """Every process below pid (Linux /proc); [] where it cannot tell."""
-    children = {}
+    """Every process below pid (Linux /proc), numbered as this process numbers them; [] where
+    it cannot tell.
+
+    /proc may belong to another pid namespace than this process (a sandbox that gave it a pid
+    namespace of its own but left the outer /proc mounted, as Claude Code 2.1.332's does):
+    there a number is another process's, or one of this one's threads, so each process's
+    NSpid line translates it into this namespace, and one not in it is left out."""
     try:
-        names = os.listdir("/proc")
+        names = [name for name in os.listdir("/proc") if name.isdigit()]
+        same = os.readlink("/proc/self") == str(os.getpid())
     except OSError:
         return []
+    depth = None if same else len(ns_pids("self") or [])
+    if depth == 0:
+        return []
+    children, mine = {}, {}
     for name in names:
-        if not name.isdigit():
-            continue
         try:
             with open("/proc/%s/stat" % name, "rb") as f:
                 stat = f.read()
-        except OSError:
-            continue
-        try:
             ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
-        except (ValueError, IndexError):
+        except (OSError, ValueError, IndexError):
             continue
         children.setdefault(ppid, []).append(int(name))
-    out, todo = [], [pid]
+        if depth:
+            nested = ns_pids(name)
+            if nested and len(nested) >= depth:
+                mine[int(name)] = nested[depth - 1]
+    if depth:
+        top = [outer for outer, inner in mine.items() if inner == pid]
+        if len(top) != 1:
+            return []
+        start, name_of = top[0], mine.get
+    else:
+        start, name_of = pid, lambda p: p
+    out, todo = [], [start]
     while todo:
         for child in children.get(todo.pop(), ()):
-            out.append(child)
+            if name_of(child) is not None:
+                out.append(name_of(child))
             todo.append(child)
     return out
+
+
+def ns_pids(name):
+    """A process's pid in the namespace of /proc and in each nested below it, from its NSpid
+    line (None where the kernel gives none)."""
+    try:
+        with open("/proc/%s/status" % name, "rb") as f:
+            for line in f:
+                if line.startswith(b"NSpid:"):
+                    return [int(x) for x in line.split()[1:]]
+    except (OSError, ValueError):
+        pass
+    return None
 
 
 def kill_tree(pid):
