@@ -184,10 +184,17 @@ class ExecInTheRealClient(unittest.TestCase):
                     "run_in_background": False}}]
             return [{"type": "text", "text": "FINAL"}]
 
+        # a temp folder of its own: with its sandbox on, the client binds
+        # $TMPDIR/claude-<uid>/claude-settings-<hash>.json, named after the settings alone, and
+        # deletes it when it exits, so a client with the same settings started beside it (this
+        # module run twice at once) fails with "bwrap: Can't find source path"
+        client_tmp = os.path.join(tmp, "tmp")
+        os.makedirs(client_tmp)
         with FakeAPI(policy) as api:
             # a key in the session's environment, which a script must not see
             res = run_claude(binp, "/arena --agents 2 calc", base_url=api.base_url, home=setup.home, cwd=cwd,
-                             timeout=90, extra_args=extra_args, extra_env={"ARENA_TEST_KEY": "sk-test"})
+                             timeout=90, extra_args=extra_args,
+                             extra_env={"ARENA_TEST_KEY": "sk-test", "TMPDIR": client_tmp})
         self.assertEqual(res.returncode, 0, res.stderr)
         self.assertEqual(api.errors, [])
         ran = {how: os.path.exists(os.path.join(cwd, work, "ran-" + how)) for how in ("engine", "direct")}
