@@ -306,7 +306,7 @@ def between_rounds(st):
 # ---------------------------------------------------------------- which event is valid when
 #
 # Every event is checked against the state it arrives in before it is journaled (storage's
-# commit calls refusal); apply checks it too, so a client that writes events another way gets
+# commit calls check_event); apply checks it too, so a client that writes events another way gets
 # the same refusals. A journal is replayed without the checks: its events were checked when
 # they arrived, and one written by an earlier bracket.py is kept as it was played.
 
