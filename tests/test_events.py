@@ -104,9 +104,9 @@ def whole(test, st, what):
             res = st["results"].get(m["id"])
             if res and not rnd.get("merge"):
                 eliminated[res["l"]] = rnd["n"]
-    for a, r in st["out"].items():
-        lost = [mid for mid, res in st["results"].items() if res["l"] == a and not find_match(st, mid) in
-                [m for rnd in st["rounds"] if rnd.get("merge") for m in rnd["matches"]]]
+    merge_matches = {m["id"] for rnd in st["rounds"] if rnd.get("merge") for m in rnd["matches"]}
+    for a in st["out"]:
+        lost = [mid for mid, res in st["results"].items() if res["l"] == a and mid not in merge_matches]
         test.assertEqual(len(lost), 1, "%s: %s decided out %d times" % (what, a, len(lost)))
 
 

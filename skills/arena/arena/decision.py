@@ -241,7 +241,7 @@ def read_again(ctx, job):
         return []
     seen = []
     verdict, detail = check_output(ctx, job, seen)
-    counted = {k: v for k, v in ctx.st["summ"].get(job, {}).items()}
+    counted = ctx.st["summ"].get(job, {})
     now = {k: v for k, v in (detail or {}).items() if k != "sol"} if verdict == "done" else None
     if now == counted:
         for path, text in zip(outputs_of(job), seen):
