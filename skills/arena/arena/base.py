@@ -45,6 +45,12 @@ DEFAULT_RECHECK = 4
 MOST_LOOKS = (3, 5)
 
 
+# A look is an equal vote when it found no difference the task decides (equivalent), or when
+# its totals are within this many points and it flags FATAL on both sides or on neither
+# (judging.is_equal_vote). Measured by benchmarks/judging.py --equal.
+EQUAL_MARGIN = 2
+
+
 # Rounds with at most this many agents are the last two (semifinal and final).
 LATE_FIELD = 4
 

@@ -13,7 +13,7 @@ import re
 
 from .base import ArenaError, BRACKET, DEFAULT_LANE_WAIT, SKILL_DIR, MAX_ATTACKS, read_text
 from .cards import card_parts
-from .jobs import (FINAL, KIND, MAX_SOLUTION_BYTES, agent_of, attack_id, defence_id, is_done, job_kind, judge_copy,
+from .jobs import (FINAL, KIND, MAX_SOLUTION_BYTES, agent_of, attack_id, probe_id, defence_id, is_done, job_kind, judge_copy,
                    judge_folder, match_of, outputs_of)
 from .state import card_of, find_match, judges_of, judge_sides, opponent, path_of
 from .storage import atomic_write
@@ -259,10 +259,18 @@ def probe_values(ctx, job, attempt, values):
     inputs = ["- %s: %s" % (label, rel(dst)) for label, dst in zip(names, copies)]
     half = max(1, len(names) // 2)
     example = {"job": job, "groups": [names[:half], names[half:]] if len(names) > 1 else [names], "inputs": 420,
+               "decided": ["the empty input: the task says it gives 0; %s raise ValueError"
+                           % ", ".join(names[half:] or names)],
+               "open": ["a space after the prefix, which the task does not mention: some accept it, some refuse it"],
                "reason": "%s and %s differ on the empty input; the rest give the same results for all 420."
                          % (names[0], names[-1])}
+    if job == probe_id(0):
+        why = ("They are the first solutions written; the run will decide from your grouping whether the rest of "
+               "the field is worth writing.")
+    else:
+        why = "The judges who compared them found most pairs equivalent."
     return {"inputs": "\n".join(inputs), "count": str(len(names)), "labels": ", ".join(names),
-            "example": json.dumps(example)}
+            "example": json.dumps(example), "why": why}
 
 
 # How the merge's brief names the two finalists: the bracket's winner is the base.
@@ -333,7 +341,9 @@ def verdict_example(job, names, rubric, judge, reproduced=None):
                     worse: {c: int(round(top * 0.6)) for c, top, _ in rubric}},
          "fatal": {better: False, worse: False}}
     if judge:
-        v["equivalent"] = False
+        v["decided"] = [{"difference": "the task says an empty input gives 0; %s gives 0, %s raises" % (better, worse),
+                         "supports": better}]
+        v["open"] = ["the two word the error for a negative input differently; the task names no wording"]
     v["confidence"] = "high"
     if reproduced:
         v["reproduced"] = reproduced

@@ -203,16 +203,20 @@ def spend_of(st, kinds=None):
             sum(r["rep"] for r in rows))
 
 
-def finishing_cost(st, later_looks):
+def finishing_cost(st, later_looks, matches=None, spawns=0):
     """(calls, tokens, sub-agent seconds) the rest of the bracket would cost from a settle offer:
     a match for each survivor but one (the match recipe), the later looks it may expect (as the
     plan counts them: estimate.expected_looks), the baseline check; priced by the run's own
-    averages where it has them."""
-    calls = bracket_jobs(0, matches=st["settle"]["alive"] - 1)
-    calls.pop("spawn", None)
+    averages where it has them. From the early look at the field: the spawns still to write and
+    a match for each (matches, spawns), and the later looks they add; no baseline check, which
+    comes either way."""
+    field = matches is not None
+    calls = bracket_jobs(spawns, matches=matches if field else st["settle"]["alive"] - 1)
+    if not spawns:
+        calls.pop("spawn", None)
     if st["recheck"] is not None:
         calls["judge"] += later_looks
-    if st["baseline"]:
+    if st["baseline"] and not field:
         calls[FINAL] = 1
     seconds = 0.0
     for kind, n in calls.items():

@@ -18,11 +18,11 @@ import sys
 import time
 
 from .base import (ArenaError, DEFAULT_AGENTS, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_LANE_WAIT, DEFAULT_RECHECK,
-                   DEFAULT_WAVE, MAX_WAVE, MODELS, MOST_LOOKS, QUICK_AGENTS, plural, read_text, rng_for)
+                   DEFAULT_WAVE, EQUAL_MARGIN, MAX_WAVE, MODELS, MOST_LOOKS, QUICK_AGENTS, plural, read_text, rng_for)
 from .cards import card_count as cards_allow, card_names, card_sizes, load_cards, load_rubric, model_counts
 from .jobs import (DONE, ISSUED, KINDS_IN_ORDER, OPEN, READY, STUCK, attack_id, count_in, defence_id, job_kind, outputs_of, parse_job,
                    round_of)
-from .state import (alive_agents, bracket_rounds, card_of, deps_done, find_match, model_of, model_table,
+from .state import (alive_agents, bracket_rounds, card_of, deps_done, entered, field_look_for, field_offered, find_match, model_of, model_table,
                     new_state, opponent, path_of)
 from .storage import Run, atomic_write, find_run
 from .context import Context, open_run
@@ -153,9 +153,10 @@ def cmd_init(args):
           "pack": not args.no_pack, "batch_waves": args.batch_waves,
           "mode": "direct" if args.direct else "conductor" if args.waves else "lanes", "lane_jobs": args.lane_jobs,
           "sizes": list(sizes), "run_code": bool(args.run_code), "minutes": minutes,
-          "pairing": "rated", "most_looks": list(MOST_LOOKS), "per_call": each,
+          "pairing": "rated", "most_looks": list(MOST_LOOKS), "equal_margin": EQUAL_MARGIN, "per_call": each,
           "max_calls": args.max_calls, "max_tokens": args.max_tokens, "settle": args.settle,
           "merge": args.merge == "on", "run_code_env": args.run_code_env,
+          "field_look": field_look_for(n, args.wave, args.settle),
           "records": {record: digest(text) for record, text in records.items()}}
     ev["plan_waves"] = planned_waves(ev)
     with run.lock():
@@ -465,8 +466,14 @@ def cmd_settle(args):
     """Answer a settle offer: play the bracket out, or finish now with the leader."""
     with open_run(args.run) as ctx:
         st = ctx.st
+        field = field_offered(st)
         ctx.commit([{"e": "settle", "choice": args.choice}])
-        if args.choice == "finish":
+        if field and args.choice == "finish":
+            print("spawning stopped after %d first solutions: %d agents withdrawn, round 1 paired again among the %d "
+                  "left" % (st["field"]["at"], len(st["field"]["withdrawn"]), entered(st)))
+        elif field:
+            print("the whole field is written: spawning goes on")
+        elif args.choice == "finish":
             print("finished early after round %d: %s wins (the leader by average score so far)"
                   % (st["settle"]["round"], st["champion"]))
         else:

@@ -15,8 +15,8 @@ from collections import namedtuple
 from . import budget
 from .base import ArenaError, DEFAULT_LANE_JOBS, MAX_LANES
 from .estimate import expected_looks
-from .jobs import ISSUED, OPEN, count_in, is_judging, jobs_in, outputs_of, tries
-from .state import find_match, finished, inputs_of, job_model, judge_sides, round_done
+from .jobs import ISSUED, OPEN, READY, count_in, is_judging, jobs_in, outputs_of, spawn_id, status, tries
+from .state import entered, field_offered, find_match, finished, inputs_of, job_model, judge_sides, round_done
 from .outputs import changed_since_collected, check_output, collect_events, kept_copy
 from .briefs import write_brief, write_lane_brief
 from .schedule import pick_jobs, pick_wave, priority, progress, spawn_positions
@@ -157,6 +157,15 @@ def act_manual(now):
 
 def act_settle(now):
     st = now.st
+    if field_offered(st):
+        # what writing the rest of the field would still cost: its spawns, a match each, their later looks
+        held = [a for a in st["cards"] if status(st, spawn_id(a)) == READY]
+        written = entered(st) - len(held)
+        more = max(0, expected_looks(entered(st), st["wave"]) - expected_looks(written, st["wave"]))
+        cost = budget.finishing_cost(st, more, matches=len(held), spawns=len(held))
+        now.act.update(action="settle", settle=dict(st["field"], field=True, held=len(held), written=written,
+                                                     cost=cost))
+        return
     cost = budget.finishing_cost(st, expected_looks(st["settle"]["alive"], st["wave"]))
     now.act.update(action="settle", settle=dict(st["settle"], cost=cost))
 
@@ -199,7 +208,8 @@ NEXT_RULES = (
                                                 and now.st["mode"] != "lanes" and now.ready()), act_refill),
     Rule("wait for the jobs out", lambda now: bool(now.outstanding), act_wait),
     Rule("ask for a decision by hand", lambda now: bool(now.st["manual"]), act_manual),
-    Rule("ask to settle", lambda now: bool(now.st["settle"] and now.st["settle"]["choice"] is None), act_settle),
+    Rule("ask to settle", lambda now: field_offered(now.st) or bool(now.st["settle"] and now.st["settle"]["choice"]
+                                                                      is None), act_settle),
     Rule("start lanes", lambda now: now.st["mode"] == "lanes" and not now.conductor, act_lanes),
     Rule("start a conductor", lambda now: now.st["mode"] == "conductor" and not now.conductor, act_conductor),
     Rule("end the conductor's batch", batch_over, act_batch_over),

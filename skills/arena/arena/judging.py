@@ -102,13 +102,34 @@ def is_equivalent(v, m):
     return bool(v.get("eq")) and not v["fat"][m["a"]] and not v["fat"][m["b"]]
 
 
-def looks_after_first(kind, close, most):
+def is_equal_vote(v, m, margin):
+    """A look that counts for neither side: it found no decided difference, or its totals are
+    within margin points (base.EQUAL_MARGIN; a run records the margin it started with, None for
+    a run from before equal votes, whose looks count only for a side), with FATAL flagged on
+    both sides or on neither."""
+    if margin is None:
+        return False
+    a, b = m["a"], m["b"]
+    if v["fat"][a] != v["fat"][b]:
+        return False
+    return is_equivalent(v, m) or abs(sum(v["sc"][a]) - sum(v["sc"][b])) <= margin
+
+
+def votes_of(verdicts, m, ncrit, margin):
+    """Each look's vote: the side it picked, or None for an equal vote."""
+    return [None if is_equal_vote(v, m, margin) else decide(v, m, ncrit)[0] for v in verdicts]
+
+
+def looks_after_first(kind, close, most, equal=False):
     """Looks to add after a first look that did not find the two equivalent.
 
-    Rounds small enough to judge twice in half a wave always take a second look; the last
-    two rounds take two more at once, towards three of five; other rounds a second look
-    only when the first was close.
+    A first look that was an equal vote gets one more look wherever a second is possible:
+    a second equal vote ends the match. Otherwise rounds small enough to judge twice in half
+    a wave always take a second look; the last two rounds take two more at once, towards
+    three of five; other rounds a second look only when the first was close.
     """
+    if equal:
+        return 1 if most >= 2 else 0
     if kind == "late" and most >= 3:
         return 2
     if kind in ("late", "small"):
@@ -116,9 +137,20 @@ def looks_after_first(kind, close, most):
     return 1 if close else 0
 
 
-def wants_more(picks, sides, most):
-    """After two or more looks: another while no side has won a majority of the most
-    looks the match may take."""
-    if len(picks) >= most:
+def ended_equal(votes):
+    """Equal votes are more than half of the looks taken, two or more: the match is a tie,
+    and no further look is bought to break it."""
+    return len(votes) >= 2 and 2 * votes.count(None) > len(votes)
+
+
+def wants_more(votes, sides, most):
+    """After two or more looks: another while it could still change the result, that is
+    while no side has won a majority of the most looks the match may take, a side can
+    still win one, and equal votes are not more than half of the looks taken. votes: a
+    side per look, None for an equal vote."""
+    if len(votes) >= most or ended_equal(votes):
         return False
-    return max(picks.count(sides[0]), picks.count(sides[1])) <= most // 2
+    need = most // 2 + 1
+    counts = [votes.count(sides[0]), votes.count(sides[1])]
+    left = most - len(votes)
+    return max(counts) < need and any(c + left >= need for c in counts)

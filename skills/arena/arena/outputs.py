@@ -128,7 +128,18 @@ def parse_probe(text, job, tries, path):
     if isinstance(inputs, bool) or not isinstance(inputs, int) or inputs < 1:
         raise BadOutput("%s: 'inputs' must be the number of inputs every solution was run on (1 or more)" % path)
     named = dict(zip(labels, sides))
-    return {"groups": [sorted(named[x] for x in g) for g in groups], "inputs": inputs}
+    found = {"groups": [sorted(named[x] for x in g) for g in groups], "inputs": inputs}
+    if "decided" in v or "open" in v:
+        decided, open_ = v.get("decided", []), v.get("open", [])
+        for key, items in (("decided", decided), ("open", open_)):
+            if not isinstance(items, list) or len(items) > MAX_DIFFERENCES or not all(
+                    isinstance(d, str) and d.strip() for d in items):
+                raise BadOutput("%s: '%s' must be a list of at most %d strings" % (path, key, MAX_DIFFERENCES))
+        if len(groups) > 1 and not decided:
+            raise BadOutput("%s: %d groups but no decided difference; solutions are grouped by what the task decides, "
+                            "so list what splits them under 'decided', or put them in one group" % (path, len(groups)))
+        found["dif"] = [len(decided), len(open_)]
+    return found
 
 
 def check_solution(text, job, path):
@@ -191,15 +202,66 @@ def parse_verdict(text, job, labels, rubric, path, earlier=()):
     equivalent = v.get("equivalent", False)
     if not isinstance(equivalent, bool):
         raise BadOutput("%s: equivalent must be true or false" % path)
+    decided, open_ = differences(v, labels, path)
+    if decided is not None:
+        if equivalent and decided:
+            raise BadOutput("%s: equivalent is true but 'decided' lists %d difference(s); equivalent means no "
+                            "difference the task decides: set equivalent to false, or move them to 'open'"
+                            % (path, len(decided)))
+        equivalent = not decided
+        check_supported(decided, out, labels, rubric, path)
     reason = v.get("reason", "")
     found = {"sc": out, "fat": {k: fatal[k] for k in labels}, "conf": conf,
              "why": (reason if isinstance(reason, str) else "")[:300], "labels": list(labels)}
+    if decided is not None:
+        # counts only: the differences themselves stay in the verdict file, for the report
+        found["dif"] = [len(decided), len(open_)]
     if equivalent:
         found["eq"] = True
     if "reproduced" in v:
         # checked by the caller, once it knows which try's labels the verdict used
         found["reproduced"] = v["reproduced"]
     return found
+
+
+# Most differences a verdict or a probe may list under each of 'decided' and 'open'.
+MAX_DIFFERENCES = 20
+
+
+def differences(v, labels, path):
+    """(decided, open) of a verdict: the differences the task decides, each naming the label the
+    task supports, and those it leaves open; (None, None) for a verdict without them (written
+    to an older brief: its 'equivalent' stands)."""
+    if "decided" not in v and "open" not in v:
+        return None, None
+    decided, open_ = v.get("decided", []), v.get("open", [])
+    if not isinstance(decided, list) or len(decided) > MAX_DIFFERENCES or not all(
+            isinstance(d, dict) and isinstance(d.get("difference"), str) and d["difference"].strip()
+            and d.get("supports") in labels for d in decided):
+        raise BadOutput("%s: 'decided' must be a list of at most %d {\"difference\": \"...\", \"supports\": "
+                        "<%s>} objects, one per difference the task decides" % (path, MAX_DIFFERENCES,
+                                                                              " or ".join(labels)))
+    if not isinstance(open_, list) or len(open_) > MAX_DIFFERENCES or not all(
+            isinstance(d, str) and d.strip() for d in open_):
+        raise BadOutput("%s: 'open' must be a list of at most %d strings, one per difference the task leaves open"
+                        % (path, MAX_DIFFERENCES))
+    return decided, open_
+
+
+def check_supported(decided, scores, labels, rubric, path):
+    """Decided differences are scored under correctness and completeness: when every one of
+    them supports one side, the other may not score higher on those two."""
+    backed = {d["supports"] for d in decided}
+    if len(backed) != 1 or len(labels) != 2:
+        return
+    (side,) = backed
+    other = labels[1] if side == labels[0] else labels[0]
+    names = [c for c, _, _ in rubric]
+    firm = [names.index(c) for c in ("correctness", "completeness") if c in names]
+    if sum(scores[other][i] for i in firm) > sum(scores[side][i] for i in firm):
+        raise BadOutput("%s: every decided difference supports %s, yet %s scores higher on %s; score the decided "
+                        "differences there, or say why they are open" % (path, side, other,
+                                                                          " and ".join(names[i] for i in firm)))
 
 
 def judged_reproducers(st, job, sides, names):
@@ -310,6 +372,8 @@ def read_verdict(ctx, job, texts, shown):
                "conf": v["conf"], "names": {n: s for s, n in zip(sides, names)}}
     if v.get("eq") and job_kind(job) == "judge":
         by_side["eq"] = True
+    if "dif" in v:
+        by_side["dif"] = v["dif"]
     if reproduced:
         by_side["rep"] = {s: reproduced[n] for s, n in zip(sides, names) if reproduced.get(n)}
     if job == FINAL:  # judges' reasons stay in their files; the one final reason is shown by winner

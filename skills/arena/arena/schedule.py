@@ -12,7 +12,7 @@ from . import budget
 from .estimate import field_sizes, packed_waves, plan_rows
 from .jobs import (CANCELLED, KINDS_IN_ORDER, MERGE_CALLS, bracket_calls, DONE, ISSUED, OPEN, READY, count_in, job_key, job_kind, look_of, match_of, parse_job,
                    phase_of)
-from .state import bracket_rounds, deps_done, find_match
+from .state import bracket_rounds, deps_done, entered, find_match
 
 
 def spawn_positions(st):
@@ -63,9 +63,10 @@ def pick_jobs(st, slots):
 def planned_calls(st):
     """Sub-agent calls of the whole run: the base plan, the extra judges and settle probes
     made so far, the final's panel while it is still to come, minus jobs a forfeit cancelled."""
-    n = st["agents"]
+    n = entered(st)
     extra = sum(1 for j in st["jobs"] if job_kind(j) == "judge" and look_of(j) > 1 or job_kind(j) == "probe")
-    cancelled = count_in(st, CANCELLED)
+    # the spawns of agents an early finish withdrew are out of the field, not cancelled work
+    cancelled = count_in(st, CANCELLED) - len((st["field"] or {}).get("withdrawn", []))
     final_paired = len(bracket_rounds(st)) == len(field_sizes(n)) - 1
     panel = st["final_judges"] - 1 if n > 1 and not final_paired else 0
     return bracket_calls(n) + panel + extra + (1 if st["baseline"] else 0) + merge_calls(st) - cancelled
@@ -134,7 +135,7 @@ def progress(st):
         start = lanes["first"] if lanes and not st["waves"] else st["waves"][0]["at"] if st["waves"] else None
         if start is not None and st.get("last"):
             elapsed = max(0.0, st["last"] - start)
-    return {"round": len(bracket_rounds(st)), "rounds": len(field_sizes(st["agents"])) - 1, "phase": phase,
+    return {"round": len(bracket_rounds(st)), "rounds": len(field_sizes(entered(st))) - 1, "phase": phase,
             "done": done, "total": total, "wave": len(st["waves"]), "waves": waves_plan,
             "retrying": retry, "elapsed": elapsed, "eta": eta, "running": running,
             "lanes": bool(lanes and not st["waves"]),

@@ -11,14 +11,15 @@ files: storage.py persists it, outputs.py turns files into events.
 from fractions import Fraction
 
 from . import budget
-from .base import ArenaError, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, rng_for, shuffled
+from .base import ArenaError, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, below, rng_for, shuffled
 from .cards import PARTS, deal_cards, deal_models
 from .jobs import (CANCELLED, DONE, FINAL, ISSUED, KIND, MERGE, MERGE_CALLS, OPEN, READY, STUCK, TRIES, agent_ids, agent_of, attack_id,
                    challenger_id, competitor_jobs, defence_id, is_done, job_kind, judge_id, look_of, match_id, match_of,
                    new_record, probe_id, round_of, spawn_id, status, writer_of)
-from .judging import (PROBE_SHARE, SETTLE_SHARE, at_least, decide, first_looks as round_first_looks, is_close,
-                      is_equivalent, looks_after_first, merge_verdicts, most_looks_in, round_kind, wants_more)
-from .pairing import make_round
+from .judging import (PROBE_SHARE, SETTLE_SHARE, at_least, decide, ended_equal, first_looks as round_first_looks,
+                      is_close, is_equivalent, looks_after_first, merge_verdicts, most_looks_in, round_kind, votes_of,
+                      wants_more)
+from .pairing import make_round, pair_survivors, pick_bye
 from .workspace import PHASE_MINUTES
 
 
@@ -52,7 +53,8 @@ def new_state(ev, sizes):
         "per_call": ev.get("per_call") or {}, "max_calls": ev.get("max_calls"), "max_tokens": ev.get("max_tokens"),
         "spend": {}, "cuts": [], "cuts_shown": 0,
         "settle_mode": ev.get("settle", "never"), "settle": None, "merge_on": bool(ev.get("merge")), "merged": None,
-        "ship": None, "last": None,
+        "ship": None, "last": None, "equal_margin": ev.get("equal_margin"),
+        "field_look": ev.get("field_look"), "field": None,
     }
     for a in ids:
         add_job(st, spawn_id(a))
@@ -66,7 +68,8 @@ def new_state(ev, sizes):
 # Keys a state gained after format 1 began, with the value a run started before them has;
 # new_state sets them from the init event.
 LATER_KEYS = {"models": None, "run_code_env": [], "records": {}, "per_call": {}, "max_calls": None, "max_tokens": None, "spend": {}, "cuts": [], "cuts_shown": 0,
-              "settle_mode": "never", "settle": None, "merge_on": False, "merged": None, "ship": None, "last": None}
+              "settle_mode": "never", "settle": None, "merge_on": False, "merged": None, "ship": None, "last": None,
+              "equal_margin": None, "field_look": None, "field": None}
 
 
 def upgrade(st):
@@ -213,8 +216,7 @@ def inputs_of(st, job):
     elif kind == FINAL:
         agents = [st["ship"] or st["champion"]]
     elif kind == "probe":
-        rnd = int(job[len("probe-r"):])
-        agents = [a for a in st["cards"] if st["out"].get(a, rnd + 1) > rnd]
+        agents = probed_agents(st, job)
     elif kind == MERGE:
         agents = [st["merged"]["base"], st["merged"]["other"]]
     else:
@@ -224,7 +226,22 @@ def inputs_of(st, job):
 
 
 def deps_done(st, job):
+    if st["field_look"] and job_kind(job) == "spawn" and spawn_held(st, job):
+        return False
     return all(is_done(st, d) for d in deps_of(st, job))
+
+
+def spawn_held(st, job):
+    """The early look at the field holds every spawn but its first field_look ones until it has
+    its answer (a spawn handed out before, now waiting for a retry, is never held)."""
+    info = st["jobs"][job]
+    if info["s"] != READY or info["t"] > 0:
+        return False
+    look = st["field"]
+    if look is not None:
+        return look["choice"] is None
+    handed = sum(1 for a in st["cards"] if st["jobs"][spawn_id(a)]["s"] != READY or st["jobs"][spawn_id(a)]["t"] > 0)
+    return handed >= st["field_look"]
 
 
 def first_solution_job(st, agent):
@@ -279,6 +296,7 @@ def close_match(st, m, winner, info):
         ship(st, winner)
         return
     st["out"][loser] = round_of(m["id"])
+    field_matches_in(st)
 
 
 def matches_decided(st):
@@ -370,7 +388,7 @@ def refuse_advance(st, ev):
 
 
 def refuse_settle(st, ev):
-    if not st["settle"] or st["settle"]["choice"] is not None:
+    if not field_offered(st) and (not st["settle"] or st["settle"]["choice"] is not None):
         return "run %s has no settle offer waiting for an answer; run next" % st["run"]
     if ev.get("choice") not in ("continue", "finish"):
         return "a settle offer is answered with continue or finish"
@@ -477,6 +495,8 @@ def apply(st, ev, checked=True):
             crown(st, alive[0])
         elif not offer_settle_or_probe(st, alive):
             start_round(st, alive)
+    elif kind == "settle" and field_offered(st):
+        choose_field(st, ev["choice"])
     elif kind == "settle":
         choose(st, ev["choice"])
     elif kind == "shown" and "cuts" in ev:
@@ -524,6 +544,7 @@ def spawn_in(st, job, out):
     forfeit_silent(st, agent)
     if out.get("sol") is None and FINAL in st["jobs"]:
         st["jobs"][FINAL]["s"] = CANCELLED
+    start_field_look(st)
 
 
 def defence_in(st, job, out):
@@ -600,45 +621,51 @@ def judge_arrived(st, job, out=None):
     verdicts = [st["summ"][j] for j in judges]
     crit = len(verdicts[0]["sc"][m["a"]])
     picks = [decide(v, m, crit)[0] for v in verdicts]
+    votes = votes_of(verdicts, m, crit, st["equal_margin"])
     merged = merge_verdicts(verdicts, m)
     winner, rule = decide(merged, m, crit)
     tot = {a: sum(merged["sc"][a]) for a in (m["a"], m["b"])}
-    more = more_looks(st, m, verdicts, merged, picks)
+    more = more_looks(st, m, verdicts, merged, votes)
     if more:
         for k in range(1, more + 1):
             add_job(st, judge_id(mid, len(verdicts) + k))
         return
     equivalent = is_equivalent(verdicts[0], m)
-    if equivalent and st["merged"] and st["merged"].get("match") == mid:
+    # a tie: the first look found no decided difference, or equal votes outnumber the rest
+    tie = equivalent or ended_equal(votes)
+    if tie and st["merged"] and st["merged"].get("match") == mid:
         # the merge match: the challenger must beat the winner, and one it equals has not
-        winner, rule = m["a"], "equivalent"
+        winner, rule = m["a"], "equivalent" if equivalent else "equal"
     info = {"how": "judge", "n": len(verdicts), "tot": tot, "fatal": merged["fat"], "rule": rule}
-    if equivalent:
+    if tie:
         info["eq"] = True
+    if st["equal_margin"] is not None and len(verdicts) >= 2:
+        info["equal"] = votes.count(None)
     if len(verdicts) >= 2:
         info["agree"] = len(set(picks)) == 1
         info["votes"] = picks.count(winner)
     close_match(st, m, winner, info)
 
 
-def more_looks(st, m, verdicts, merged, picks):
+def more_looks(st, m, verdicts, merged, votes):
     """How many more judges this match gets now (0: it is decided).
 
     None after a first look that found the two equivalent (a FATAL flag on either side
     overrides that). Otherwise, after one look, as judging.looks_after_first says for the
-    round; after two or more, one at a time while no side has won a majority of the most
-    looks the match may take, so split looks get a tie-breaker and the last two rounds,
-    where a wrong call costs the most, play to three of five.
+    round and the look (an equal vote gets one more); after two or more, one at a time while
+    a further look could still change the result (judging.wants_more): split looks get a
+    tie-breaker, the last two rounds play to three of five, and equal votes outnumbering the
+    rest end the match as a tie.
     """
     if st["recheck"] is None or is_equivalent(verdicts[0], m):
         return 0
     rnd = round_of_match(st, m)
     most = most_looks(st, rnd)
-    if len(picks) == 1:
+    if len(votes) == 1:
         kind = round_kind(len(rnd["matches"]), field_of(rnd), st["wave"])
-        wanted = looks_after_first(kind, is_close(merged, m, st["recheck"]), most)
+        wanted = looks_after_first(kind, is_close(merged, m, st["recheck"]), most, equal=votes[0] is None)
     else:
-        wanted = 1 if wants_more(picks, (m["a"], m["b"]), most) else 0
+        wanted = 1 if wants_more(votes, (m["a"], m["b"]), most) else 0
     return affordable_looks(st, m, wanted)
 
 
@@ -657,12 +684,19 @@ def opponent(m, agent):
     return m["b"] if agent == m["a"] else m["a"]
 
 
-def probe_sides(st, job, attempt):
-    """(survivors in a seeded order, their labels) for one try of a probe: S1, S2, ... on the
-    first try, T1, T2, ... on the second, so a late output names the try it answers."""
+def probed_agents(st, job):
+    """The agents a probe runs: the survivors of its round, or, for the early look at the field
+    (probe-r0), the first solutions written when it was made."""
     rnd = int(job[len("probe-r"):])
-    alive = sorted(a for a in st["cards"] if st["out"].get(a, rnd + 1) > rnd)
-    order = shuffled(rng_for(st["seed"], "probe", job), alive)
+    if rnd == 0:
+        return list(st["field"]["agents"])
+    return sorted(a for a in st["cards"] if st["out"].get(a, rnd + 1) > rnd)
+
+
+def probe_sides(st, job, attempt):
+    """(agents in a seeded order, their labels) for one try of a probe: S1, S2, ... on the
+    first try, T1, T2, ... on the second, so a late output names the try it answers."""
+    order = shuffled(rng_for(st["seed"], "probe", job), probed_agents(st, job))
     return order, ["%s%d" % ("STUVWXYZ"[(attempt - 1) % 8], k) for k in range(1, len(order) + 1)]
 
 
@@ -739,7 +773,11 @@ def offer_settle_or_probe(st, alive):
 
 
 def probed(st, job, out):
-    """The probe is in: one behaviour for every survivor is a settle offer; else the next round."""
+    """The probe is in: one behaviour for every survivor is a settle offer; else the next round.
+    The early look's probe groups the first solutions instead (field_probed)."""
+    if job == probe_id(0):
+        field_probed(st, out)
+        return
     alive = alive_agents(st)
     rnd = st["rounds"][-1]
     groups = out.get("groups")
@@ -768,6 +806,152 @@ def choose(st, choice):
         crown(st, st["settle"]["leader"])
     else:
         start_round(st, alive_agents(st))
+
+
+# ---------------------------------------------------------------- before the field is written: an early look
+
+def field_look_size(agents, wave):
+    """First solutions the early look at the field waits for: two waves' worth, and at least 8."""
+    return max(2 * wave, 8)
+
+
+def field_look_for(agents, wave, settle):
+    """The init event's field_look: the first solutions to look at before writing the rest, or
+    None when no offer may come (--settle never) or the look would save less than it waits for."""
+    k = field_look_size(agents, wave)
+    return k if settle != "never" and agents - k >= k else None
+
+
+def start_field_look(st):
+    """Once the first field_look solutions are in, spawns not handed out yet are held and the
+    look starts: in a --run-code run a probe of those solutions (probe-r0), else the round-1
+    matches among them, whose equal results are the evidence."""
+    if not st["field_look"] or st["field"] is not None:
+        return
+    written = sorted(a for a in st["cards"] if is_done(st, spawn_id(a)))
+    if len(written) < st["field_look"]:
+        return
+    solved = [a for a in written if st["sol"].get(a)]
+    st["field"] = {"at": len(written), "agents": solved, "how": "probe" if st["run_code"] else "matches",
+                   "why": None, "choice": None, "withdrawn": []}
+    if st["run_code"]:
+        if len(solved) < 2 or budget.capped(st) and not budget.affordable(st, 1, "probe"):
+            release_field(st, "no probe: %s" % ("fewer than two solutions to run" if len(solved) < 2
+                                                 else "the budget leaves no room for it"))
+            return
+        add_job(st, probe_id(0))
+        return
+    done = set(written)
+    st["field"]["matches"] = [m["id"] for m in st["rounds"][0]["matches"] if m["a"] in done and m["b"] in done]
+    field_matches_in(st)
+
+
+def release_field(st, why):
+    """The look made no offer: the held spawns go on."""
+    st["field"].update(choice="no offer", why=why)
+
+
+def field_offered(st):
+    return bool(st["field"] and st["field"]["choice"] is None and st["field"]["why"])
+
+
+def field_probed(st, out):
+    """The probe of the first solutions: one group holding more than half of them is an offer
+    to stop spawning."""
+    info, groups = st["field"], out.get("groups")
+    if not groups:
+        release_field(st, "the probe of the first solutions failed")
+        return
+    biggest = max(len(g) for g in groups)
+    if 2 * biggest <= len(info["agents"]):
+        release_field(st, "a probe of the first %d solutions found %d behaviours, none shared by most"
+                      % (len(info["agents"]), len(groups)))
+        return
+    info["group"] = sorted(max(groups, key=len))
+    offer_field(st, "a probe ran the first %d solutions on the same %d inputs: %d of them behave alike where "
+                    "the task decides" % (len(info["agents"]), out.get("inputs", 0), biggest))
+
+
+def field_matches_in(st):
+    """Without --run-code: once every round-1 match among the first solutions is decided, at
+    least two thirds of those a judge decided ending equal are an offer to stop spawning."""
+    info = st["field"]
+    if not info or info["how"] != "matches" or info["choice"] is not None or info["why"]:
+        return
+    if any(mid not in st["results"] for mid in info["matches"]):
+        return
+    judged = [st["results"][mid] for mid in info["matches"] if st["results"][mid]["how"] == "judge"]
+    same = sum(1 for r in judged if r.get("eq"))
+    if not judged or not at_least(same, len(judged), SETTLE_SHARE):
+        release_field(st, "%d of the %d round-1 matches among the first %d solutions ended equal"
+                      % (same, len(judged), info["at"]))
+        return
+    offer_field(st, "%d of the %d round-1 matches among the first %d solutions that a judge decided ended equal"
+                % (same, len(judged), info["at"]))
+
+
+def offer_field(st, why):
+    st["field"]["why"] = why
+    if st["settle_mode"] == "auto":
+        choose_field(st, "finish")
+
+
+def choose_field(st, choice):
+    """The answer to the early look: finish stops spawning (the agents not handed out yet are
+    withdrawn and round 1 is paired again among the rest); continue writes the whole field."""
+    st["field"]["choice"] = choice
+    if choice == "finish":
+        withdraw(st)
+
+
+def withdraw(st):
+    """Drop the agents whose first solution was never handed out; round 1 keeps every match
+    between two agents left, and pairs the agents whose opponent was withdrawn (and the bye)
+    again among themselves, in the freed match numbers."""
+    gone = sorted(a for a in st["cards"] if status(st, spawn_id(a)) == READY)
+    st["field"]["withdrawn"] = gone
+    left = set(gone)
+    for a in gone:
+        st["jobs"][spawn_id(a)]["s"] = CANCELLED
+        st["out"][a] = 0
+    rnd = st["rounds"][0]
+    kept, freed, orphans = [], [], []
+    for k, m in enumerate(rnd["matches"], 1):
+        if m["a"] in left or m["b"] in left:
+            freed.append(k)
+            orphans += [a for a in (m["a"], m["b"]) if a not in left]
+            for job in competitor_jobs(m["id"], m["a"], m["b"]) + judges_of(st, m["id"]):
+                del st["jobs"][job]
+        else:
+            kept.append(m)
+    if rnd["bye"]:
+        if rnd["bye"] not in left:
+            orphans.append(rnd["bye"])
+        st["byes"][rnd["bye"]] -= 1
+    rng = rng_for(st["seed"], "withdrawn")
+    modes = {a: st["cards"][a][0] for a in orphans}
+    bye = pick_bye(sorted(orphans), st["byes"], modes, rng) if len(orphans) % 2 else None
+    width = len(rnd["matches"])
+    rnd["bye"] = bye
+    if bye:
+        st["byes"][bye] = st["byes"].get(bye, 0) + 1
+    new = []
+    for k, (a, b) in zip(freed, pair_survivors([x for x in orphans if x != bye], modes, rng)):
+        new.append({"id": match_id(1, k, width), "a": a, "b": b, "coin": a if below(rng, 2) else b})
+    rnd["matches"] = sorted(kept + new, key=lambda m: m["id"])
+    MATCH_INDEX[0] = None  # the round's matches changed
+    for m in new:
+        for job in competitor_jobs(m["id"], m["a"], m["b"]):
+            add_job(st, job)
+        for k in range(1, first_looks(st, rnd) + 1):
+            add_job(st, judge_id(m["id"], k))
+    for m in new:
+        forfeit_silent(st, m["a"])
+
+
+def entered(st):
+    """Agents in the bracket: the run's agents less those an early finish withdrew."""
+    return st["agents"] - len((st["field"] or {}).get("withdrawn", []))
 
 
 # ---------------------------------------------------------------- after the bracket: the checked merge
@@ -809,7 +993,8 @@ def plan_merge(st, champion):
     if not st["sol"].get(runner_up):
         return False
     if res.get("eq"):
-        budget.cut(st, "merge: not tried, the finalists were judged equivalent")
+        budget.cut(st, "merge: not tried, the finalists were judged %s" % (
+            "equivalent" if res["n"] == 1 else "equal (a tie on equal looks)"))
         return False
     if not budget.merge_fits(st):
         budget.cut(st, "merge: skipped for the budget (it needs about %d calls)" % MERGE_CALLS)

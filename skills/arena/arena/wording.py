@@ -13,7 +13,7 @@ from .base import plural
 from .jobs import KIND, KINDS_IN_ORDER, READY, agent_of, job_kind, status
 from .sandbox import confinement_line, limits_text
 from .schedule import progress
-from .judging import decide
+from .judging import decide, is_equal_vote, is_equivalent
 from .state import carried_reproducers, fixes_of, looks_of, model_table, opponent, reproductions
 
 
@@ -29,20 +29,30 @@ def ordinal(k):
 
 
 def look_findings(st, m):
-    """What each look at a match found, in order: (side it favoured or None, margin, rule)."""
+    """What each look at a match found, in order: (side it favoured, or None for an equal vote;
+    margin; rule; 'equivalent', 'equal' or None). A look is an equal vote when it found no
+    decided difference or its totals were within the run's equal margin (judging.is_equal_vote);
+    in a run from before equal votes, when its totals were the same."""
     out = []
+    margin_of_run = st.get("equal_margin")
     for v in looks_of(st, m["id"]):
         pick, rule = decide(v, m, len(v["sc"][m["a"]]))
         other = opponent(m, pick)
         margin = sum(v["sc"][pick]) - sum(v["sc"][other])
-        out.append((pick if rule in ("total", "fatal") else None, margin, rule))
+        if margin_of_run is not None and is_equal_vote(v, m, margin_of_run):
+            kind = "equivalent" if is_equivalent(v, m) else "equal"
+        else:
+            kind = "equal" if rule not in ("total", "fatal") else None
+        out.append((None if kind else pick, margin, rule, kind, pick))
     return out
 
 
 def finding_text(m, finding):
-    pick, margin, rule = finding
-    if pick is None:
-        return "equal"
+    pick, margin, rule, kind, leaning = finding
+    if kind == "equivalent":
+        return "equivalent"
+    if kind == "equal":
+        return "equal" if not margin else "equal (%s by %d)" % (leaning, margin)
     if rule == "fatal":
         return "%s (FATAL on %s)" % (pick, opponent(m, pick))
     return "%s by %d" % (pick, margin)
@@ -59,11 +69,12 @@ def looks_text(st, m, res):
     n = res.get("n", 1)
     if res.get("how") != "judge":
         return ""
-    text = "equivalent (look 1)" if res.get("eq") else ""
-    if n >= 2:
-        found = ", ".join(finding_text(m, f) for f in look_findings(st, m))
-        text += ("; " if text else "") + "%d looks: %s; scores summed" % (n, found)
-    return text
+    if n == 1:
+        return "equivalent (look 1)" if res.get("eq") else ""
+    found = ", ".join(finding_text(m, f) for f in look_findings(st, m))
+    # a match that ended on equal votes is a tie: the summed scores and the tie rules decide it
+    how = "a tie, decided by the summed scores" if res.get("eq") else "scores summed"
+    return "%d looks: %s; %s" % (n, found, how)
 
 
 def looks_short(st, m, res):
@@ -74,8 +85,8 @@ def looks_short(st, m, res):
     if n < 2:
         return ""
     found = look_findings(st, m)
-    won = sum(1 for pick, _, _ in found if pick == res["w"])
-    lost = sum(1 for pick, _, _ in found if pick == res["l"])
+    won = sum(1 for f in found if f[0] == res["w"])
+    lost = sum(1 for f in found if f[0] == res["l"])
     equal = n - won - lost
     return "%d looks, %d-%d%s" % (n, won, lost, ", %d equal" % equal if equal else "")
 
@@ -235,9 +246,10 @@ def merge_lines(st):
     res = st["results"].get(info.get("match"))
     if res and res["w"] == info["challenger"]:
         lines.append("  the challenger won the match against %s: its text ships" % champ)
-    elif res and res.get("rule") in ("equivalent", "coin"):
+    elif res and res.get("rule") in ("equivalent", "equal", "coin"):
         lines.append("  the match against %s was %s, which keeps the winner: %s's own revised text ships"
-                     % (champ, "judged equivalent" if res["rule"] == "equivalent" else "a tie", champ))
+                     % (champ, {"equivalent": "judged equivalent", "equal": "a tie on equal looks"}.get(
+                         res["rule"], "a tie"), champ))
     elif res:
         lines.append("  the challenger lost the match against %s: %s's own revised text ships" % (champ, champ))
     else:
@@ -359,9 +371,15 @@ def next_text(act, run):
         out.append("If every Agent call of that wave has returned (or was never made), run: next --retry")
     elif a == "settle":
         s = act["settle"]
-        out.append("The field looks settled: %s." % s["why"])
-        out.append("Finishing the bracket would still cost about %s. Finishing now makes the leader by average "
-                   "score so far, %s, the winner." % (cost_text(s["cost"]), s["leader"]))
+        if s.get("field"):
+            out.append("The field looks settled before it is written: %s." % s["why"])
+            out.append("Writing the other %d solutions and playing their matches would still cost about %s. Finishing "
+                       "now stops spawning: the bracket is played among the %d agents whose solutions are written "
+                       "or being written." % (s["held"], cost_text(s["cost"]), s["written"]))
+        else:
+            out.append("The field looks settled: %s." % s["why"])
+            out.append("Finishing the bracket would still cost about %s. Finishing now makes the leader by average "
+                       "score so far, %s, the winner." % (cost_text(s["cost"]), s["leader"]))
         out.append("Ask the user, then run one of: settle continue --run %s | settle finish --run %s" % (
             act["run"], act["run"]))
     elif a == "manual":
