@@ -255,7 +255,7 @@ def output_of(st, job, judge, world):
     if kind == "probe":
         # the survivors' code run on the same inputs: one group per distinct quality
         groups = {}
-        for a in state.alive_agents(st):
+        for a in state.probed_agents(st, job):
             groups.setdefault(quality[a], []).append(a)
         return {"groups": [sorted(g) for g in groups.values()], "inputs": 1000}
     if kind == "merge":
