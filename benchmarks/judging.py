@@ -36,10 +36,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "skills", "arena"))
 
 from arena import state  # noqa: E402
-from arena.base import DEFAULT_RECHECK, JUDGES_PER_MATCH, LATE_FIELD, MOST_LOOKS, below, rng_for  # noqa: E402
+from arena.base import DEFAULT_RECHECK, EQUAL_MARGIN, JUDGES_PER_MATCH, LATE_FIELD, MOST_LOOKS, below, rng_for  # noqa: E402
 from arena.jobs import agent_ids, job_kind, judge_id, match_of  # noqa: E402
 from arena.judging import PROBE_SHARE, SETTLE_SHARE, decide  # noqa: E402
-from arena.state import apply, deps_of, find_match, judge_sides, new_state, round_done  # noqa: E402
+from arena.schedule import priority, spawn_positions  # noqa: E402
+from arena.state import apply, deps_done, find_match, judge_sides, new_state, round_done  # noqa: E402
 
 SIZES = (15, 12, 12)
 RUBRIC_MAX = (30, 25, 20, 15, 10)
@@ -226,7 +227,8 @@ def verdict(st, job, judge, world):
 # tied at the top, see field), settle ("never", or "auto": finish whenever a settle offer
 # comes), merge (the checked merge after the final), run_code (a probe when half a round's
 # matches were equivalent). PLAIN is the bracket alone, as the variants above play it.
-PLAIN = {"equal": 0.0, "above": 0, "settle": "never", "merge": False, "run_code": False, "gain": 0.0}
+PLAIN = {"equal": 0.0, "above": 0, "settle": "never", "merge": False, "run_code": False, "gain": 0.0,
+         "margin": EQUAL_MARGIN, "field_look": None}
 
 # The checked merge's challenger: the winner's quality plus a draw from Normal(gain, sd), in
 # quality units (0.1 = a rubric point; a cell's extras give the gain): it may come out better
@@ -240,7 +242,8 @@ def init_event(n, seed, recheck, final_judges, extras=PLAIN):
             "fence": "=====ARENA-DATA-000000000000=====", "baseline": False, "model": None, "judge_model": None,
             "recheck": recheck, "final_judges": final_judges, "pack": True, "batch_waves": 10,
             "mode": "direct", "sizes": list(SIZES), "pairing": RULES[0], "most_looks": RULES[1],
-            "settle": extras["settle"], "merge": extras["merge"], "run_code": extras["run_code"]}
+            "settle": extras["settle"], "merge": extras["merge"], "run_code": extras["run_code"],
+            "equal_margin": extras.get("margin", EQUAL_MARGIN), "field_look": extras.get("field_look")}
 
 
 def output_of(st, job, judge, world):
@@ -276,10 +279,16 @@ def play_tournament(n, seed, judge, recheck, final_judges, extras=PLAIN):
     st["seq"] = 1
     world = (field(n, seed, extras["equal"], extras["above"]), fatal_line(judge), seed, extras["gain"])
     jobs = st["jobs"]
-    pending, known, calls = list(jobs), len(jobs), 0
+    pending, calls = list(jobs), 0
+    seen = set(jobs)
     while st["ship"] is None:
-        ready = sorted(j for j in pending if jobs[j]["s"] == "ready"
-                       and all(jobs[d]["s"] == "done" for d in deps_of(st, j)))
+        # (an early finish of the field deletes the withdrawn agents' match jobs)
+        ready = sorted(j for j in pending if j in jobs and jobs[j]["s"] == "ready" and deps_done(st, j))
+        if st["field_look"]:
+            # the early look counts spawns handed out: they go a wave at a time, in the engine's order
+            positions = spawn_positions(st)
+            spawns = sorted((j for j in ready if job_kind(j) == "spawn"), key=lambda j: priority(st, j, positions))
+            ready = [j for j in ready if job_kind(j) != "spawn"] + spawns[:st["wave"]]
         if ready:
             # like collect: every output of a wave is read against the same state, then applied in order
             outs = [(j, output_of(st, j, judge, world)) for j in ready]
@@ -290,10 +299,11 @@ def play_tournament(n, seed, judge, recheck, final_judges, extras=PLAIN):
             apply(st, {"e": "advance", "round": len(st["rounds"]), "seq": st["seq"] + 1}, checked=False)
         else:
             raise RuntimeError("seed %d: nothing ready and the round is not done" % seed)
-        pending = [j for j in pending if jobs[j]["s"] == "ready"]
-        if len(jobs) > known:
-            pending += list(jobs)[known:]
-            known = len(jobs)
+        pending = [j for j in pending if j in jobs and jobs[j]["s"] == "ready"]
+        if len(jobs) != len(seen) or any(j not in seen for j in jobs):
+            new = [j for j in jobs if j not in seen]
+            pending += new
+            seen.update(new)
     return st["ship"], st, calls, world[0]
 
 
@@ -311,7 +321,7 @@ def outcome(n, seed, judge, recheck=None, final_judges=1, rules=OLD_RULES, extra
     matches in big, small, late rounds; then whether it finished early on a settle offer,
     whether the checked merge shipped, looks that said equivalent, of those the ones whose
     two sides were truly equal, and the regret: rubric points between the best competitor and
-    the text that ships)."""
+    the text that ships; and the agents an early look at the field withdrew)."""
     shipped, st, calls, quality = tournament(n, seed, judge, recheck, final_judges, rules, extras)
     field_ids = agent_ids(n)
     rank = 1 + sum(1 for a in field_ids if quality[a] > quality[shipped])
@@ -336,9 +346,10 @@ def outcome(n, seed, judge, recheck=None, final_judges=1, rules=OLD_RULES, extra
     # how far the text that ships falls short of the best competitor, in rubric points (a
     # merged challenger may beat every competitor: a negative regret)
     regret = POINTS_PER_UNIT * (max(quality[a] for a in field_ids) - quality[shipped])
+    withdrawn = len((st["field"] or {}).get("withdrawn", []))
     return (rank, calls, looks, len(st["results"]), close, len(big)) + tuple(
         x for kind in ("big", "small", "late") for x in per_kind[kind]) + (settled, merged, eq_looks, eq_right,
-                                                                           regret)
+                                                                           regret, withdrawn)
 
 
 # ---------------------------------------------------------------- position consistency

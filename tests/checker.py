@@ -113,7 +113,9 @@ class Referee:
                 if not (isinstance(x, int) and 0 <= x <= top):
                     raise Mismatch("%s: %s %s=%r is outside 0..%d" % (job, label, c, x, top))
             out[side] = (card, v["fatal"][label] is True)
-        return out, v.get("confidence", "high"), v.get("equivalent") is True
+        # a verdict listing its decided differences is equivalent when it lists none
+        same = not v["decided"] if "decided" in v else v.get("equivalent") is True
+        return out, v.get("confidence", "high"), same
 
     # -- the rules as README.md states them
     def decide(self, cards, fatal, m):
@@ -153,29 +155,51 @@ class Referee:
         alive = 2 * len(rnd["matches"]) + (1 if rnd["bye"] else 0)
         return self.majority_result(m, rnd, alive, looks)
 
+    def vote(self, look, eq, m):
+        """A look's vote: the side it favours, or None for an equal vote (FATAL flagged on both
+        sides or neither, and no decided difference or totals within the run's equal margin)."""
+        sides = (m["a"], m["b"])
+        margin = self.st.get("equal_margin")
+        cards, fatal = {x: look[x][0] for x in sides}, {x: look[x][1] for x in sides}
+        if margin is not None and fatal[m["a"]] == fatal[m["b"]]:
+            if (eq and not any(fatal.values())) or abs(sum(cards[m["a"]]) - sum(cards[m["b"]])) <= margin:
+                return None
+        return self.decide(cards, fatal, m)[0]
+
     def majority_result(self, m, rnd, alive, looks):
         """Looks to a majority: one first look (the final's panel with --final-judges 3); none
-        more when it found the two equivalent and flagged no FATAL; else a second in rounds whose
-        judges fit in half a wave or after a close first, two more in rounds of at most 4 agents,
-        then one at a time while no side has won a majority of the most looks (MOST_LOOKS: 3, or
-        5 in rounds of at most 4 agents); scorecards summed, a FATAL stands when more than half
-        of the looks saw it."""
+        more when it found the two equivalent and flagged no FATAL; after a first look that was an
+        equal vote, a second; else a second in rounds whose judges fit in half a wave or after a
+        close first, two more in rounds of at most 4 agents; then one at a time until no further
+        look can change the result: a side has won a majority of the most looks (MOST_LOOKS: 3,
+        or 5 in rounds of at most 4 agents), neither can win one any more, equal votes are more
+        than half of the looks (a tie), or the most looks are taken. Scorecards summed, a FATAL
+        stands when more than half of the looks saw it."""
         sides = (m["a"], m["b"])
         matches, wave = len(rnd["matches"]), self.st["wave"]
         most = self.st["most_looks"][1 if alive <= 4 else 0]
+        need = most // 2 + 1
         picks = [self.decide({x: lk[x][0] for x in sides}, {x: lk[x][1] for x in sides}, m)[0] for lk, _, _ in looks]
+        votes = [self.vote(lk, eq, m) for lk, _, eq in looks]
         first, conf, eq = looks[0]
         equivalent = eq and not any(fat for _, fat in first.values())
+
+        def tie(vs):
+            return len(vs) >= 2 and 2 * vs.count(None) > len(vs)
+
         want = self.st["final_judges"] if alive == 2 and self.st["final_judges"] > 1 else 1
         if self.st["recheck"] is not None and not equivalent:
             if want == 1:
-                if alive <= 4:
+                if votes[0] is None and self.st.get("equal_margin") is not None:
+                    want = 2 if most >= 2 else 1
+                elif alive <= 4:
                     want = 3
                 elif 2 * matches <= wave or self.close(first, conf, m):
                     want = 2
             while want <= len(looks) and want >= 2:
-                lead = max(picks[:want].count(x) for x in sides)
-                if want >= most or lead > most // 2:
+                vs = votes[:want]
+                counts = [vs.count(x) for x in sides]
+                if want >= most or tie(vs) or max(counts) >= need or all(c + most - want < need for c in counts):
                     break
                 want += 1
         if len(looks) != want:
@@ -183,24 +207,36 @@ class Referee:
         cards = {x: [sum(lk[x][0][i] for lk, _, _ in looks) for i in range(len(self.crit))] for x in sides}
         fatal = {x: 2 * sum(1 for lk, _, _ in looks if lk[x][1]) > len(looks) for x in sides}
         winner, rule = self.decide(cards, fatal, m)
-        if equivalent and rnd.get("merge"):
-            # the checked merge: an equivalent verdict keeps the winner (side a), whatever the totals
-            winner, rule = m["a"], "equivalent"
+        tied = tie(votes)
+        same = sum(1 for lk, _, e in looks if e and not any(f for _, f in lk.values()))
+        equivalent = equivalent or tied and 2 * same > len(looks)
+        if (equivalent or tied) and rnd.get("merge"):
+            # the checked merge: a tie keeps the winner (side a), whatever the totals
+            winner, rule = m["a"], "equivalent" if equivalent else "equal"
         tot = {x: sum(cards[x]) for x in sides}
         out = {"w": winner, "tot": tot, "n": len(looks), "rule": rule, "fatal": fatal}
         if equivalent:
             out["eq"] = True
+        if tied:
+            out["tie"] = True
+        if self.st.get("equal_margin") is not None and len(looks) >= 2:
+            out["equal"] = votes.count(None)
         # what each look found, as winner and the report say it
         out["found"] = []
-        for lk, _, _ in looks:
+        for (lk, _, e), vote in zip(looks, votes):
             pick, how = self.decide({x: lk[x][0] for x in sides}, {x: lk[x][1] for x in sides}, m)
             other = m["b"] if pick == m["a"] else m["a"]
-            if how == "fatal":
-                out["found"].append("%s (FATAL on %s)" % (pick, other))
-            elif how == "total":
-                out["found"].append("%s by %d" % (pick, sum(lk[pick][0]) - sum(lk[other][0])))
-            else:
+            by = sum(lk[pick][0]) - sum(lk[other][0])
+            if vote is None and e and not any(f for _, f in lk.values()):
+                out["found"].append("equivalent")
+            elif vote is None and by:
+                out["found"].append("equal (%s by %d)" % (pick, by))
+            elif vote is None or how not in ("fatal", "total"):
                 out["found"].append("equal")
+            elif how == "fatal":
+                out["found"].append("%s (FATAL on %s)" % (pick, other))
+            else:
+                out["found"].append("%s by %d" % (pick, by))
         if len(looks) >= 2:
             out["agree"] = len(set(picks)) == 1
             out["votes"] = picks.count(winner)
@@ -276,10 +312,11 @@ def check_run(test, cwd, run, state, winner_text, report_html=None):
         n = r["n"]
         test.assertIn(" %s-%s (margin %s)" % (points(r["tot"][champ], n), points(r["tot"][opp], n),
                                               points(r["tot"][champ] - r["tot"][opp], n)), line.group(1), mid)
-        if r.get("eq"):
+        if r.get("eq") and n == 1:
             test.assertIn("equivalent (look 1)", line.group(1), mid)
         if n >= 2:
-            test.assertIn("%d looks: %s; scores summed" % (n, ", ".join(r["found"])), line.group(1), mid)
+            how = "a tie, decided by the summed scores" if r.get("tie") else "scores summed"
+            test.assertIn("%d looks: %s; %s" % (n, ", ".join(r["found"]), how), line.group(1), mid)
         if r.get("rule") == "fatal":
             test.assertIn("opponent had a verified FATAL flaw", line.group(1), mid)
     final = ref.final()

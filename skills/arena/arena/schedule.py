@@ -32,6 +32,8 @@ def priority(st, job, positions):
         return job_key("spawn" if positions[who] < paired else "bye", 0, positions[who], 0)
     if kind == "final":
         return (0, 10 ** 6, 0, 0)
+    if job == "probe-r0":
+        return (-10 ** 6, 0, 0, 0)  # the early look at the field decides whether the held spawns run: first
     if kind in ("probe", "merge"):
         return job_key(kind, rnd, 0, 0)
     if kind == "judge":

@@ -630,15 +630,19 @@ def judge_arrived(st, job, out=None):
         for k in range(1, more + 1):
             add_job(st, judge_id(mid, len(verdicts) + k))
         return
-    equivalent = is_equivalent(verdicts[0], m)
-    # a tie: the first look found no decided difference, or equal votes outnumber the rest
-    tie = equivalent or ended_equal(votes)
-    if tie and st["merged"] and st["merged"].get("match") == mid:
+    # equivalent: the first look, or most looks, found no decided difference; a tie: equal votes
+    # (equivalent, or totals within the margin) outnumber the rest
+    tie = ended_equal(votes)
+    found = sum(1 for v in verdicts if is_equivalent(v, m))
+    equivalent = is_equivalent(verdicts[0], m) or tie and 2 * found > len(verdicts)
+    if (equivalent or tie) and st["merged"] and st["merged"].get("match") == mid:
         # the merge match: the challenger must beat the winner, and one it equals has not
         winner, rule = m["a"], "equivalent" if equivalent else "equal"
     info = {"how": "judge", "n": len(verdicts), "tot": tot, "fatal": merged["fat"], "rule": rule}
-    if tie:
+    if equivalent:
         info["eq"] = True
+    if tie:
+        info["tie"] = True
     if st["equal_margin"] is not None and len(verdicts) >= 2:
         info["equal"] = votes.count(None)
     if len(verdicts) >= 2:
@@ -993,8 +997,7 @@ def plan_merge(st, champion):
     if not st["sol"].get(runner_up):
         return False
     if res.get("eq"):
-        budget.cut(st, "merge: not tried, the finalists were judged %s" % (
-            "equivalent" if res["n"] == 1 else "equal (a tie on equal looks)"))
+        budget.cut(st, "merge: not tried, the finalists were judged equivalent")
         return False
     if not budget.merge_fits(st):
         budget.cut(st, "merge: skipped for the budget (it needs about %d calls)" % MERGE_CALLS)

@@ -73,7 +73,7 @@ def looks_text(st, m, res):
         return "equivalent (look 1)" if res.get("eq") else ""
     found = ", ".join(finding_text(m, f) for f in look_findings(st, m))
     # a match that ended on equal votes is a tie: the summed scores and the tie rules decide it
-    how = "a tie, decided by the summed scores" if res.get("eq") else "scores summed"
+    how = "a tie, decided by the summed scores" if res.get("tie") else "scores summed"
     return "%d looks: %s; %s" % (n, found, how)
 
 
