@@ -29,7 +29,7 @@ from .context import Context, open_run
 from .outputs import attacks_on, changed_since_collected, check_output
 from .briefs import last_judged_copy, load_template, write_brief, write_conductor_brief, write_lane_brief
 from .schedule import planned_waves
-from .wording import (baseline_verdict, code_lines, fatal_note, field_text, fixes_text, looks_text, merge_lines, mix_text,
+from .wording import (baseline_verdict, code_lines, fatal_note, field_look_line, field_text, fixes_text, looks_text, merge_lines, mix_text,
                       lane_text, model_lines, next_text, pairing_text, points, progress_line, reproducer_note,
                       spend_lines)
 from .decision import collect_and_advance, lane_step, plan_next
@@ -61,6 +61,7 @@ def cmd_plan(args):
     for line in code_lines(args.run_code, "<run>", args.run_code_env):
         print(line)
     print("time per job: %s minutes (--job-minutes)" % format_minutes(parse_job_minutes(args.job_minutes)))
+    print(field_look_line(n, args.wave, args.settle, args.run_code))
 
 
 def card_count():
@@ -879,6 +880,10 @@ def parents():
                                  help="a mixed field: each competitor's model dealt with its card, in shares "
                                       "like opus,sonnet or opus:2,sonnet:1,haiku:1")),
             (("--judge-model",), dict(choices=MODELS, help="model for judges (default: the session's)"))),
+        "settle": group((("--settle",), dict(choices=("ask", "auto", "never"), default="ask",
+                                             help="when the survivors (or the first solutions) look interchangeable: "
+                                                  "ask whether to finish early (default), finish at once (auto), or "
+                                                  "always play the whole field and bracket out (never)"))),
         "merge": group((("--merge",), dict(choices=("on", "off"), default="on",
                                            help="after the final, a challenger built from both finalists must beat "
                                                 "the winner to ship (default on)"))),
@@ -905,12 +910,12 @@ def build_parser():
         return c
 
     c = command("plan", cmd_plan, "show rounds, sub-agent calls and waves for N agents; writes nothing",
-                "field", "judging", "models", "merge", "code", "budget")
+                "field", "judging", "models", "merge", "code", "budget", "settle")
     c.add_argument("--baseline", action="store_true", help="add the final check against the old answer")
     c.add_argument("--task-file", help="estimate tokens for this task")
 
     c = command("init", cmd_init, "start a run: deal cards, pair round 1, write the state",
-                "field", "seed", "judging", "models", "merge", "code", "budget")
+                "field", "seed", "judging", "models", "merge", "code", "budget", "settle")
     c.add_argument("--task-file", required=True)
     c.add_argument("--baseline-file")
     c.add_argument("--run", help="folder name under .arena/ (default: date-time and seed)")
@@ -921,9 +926,6 @@ def build_parser():
     c.add_argument("--lane-jobs", type=whole, default=DEFAULT_LANE_JOBS,
                    help="jobs per lane before a set of lanes hands back (default %d)" % DEFAULT_LANE_JOBS)
     c.add_argument("--batch-waves", type=whole, default=DEFAULT_BATCH, help="waves per conductor")
-    c.add_argument("--settle", choices=("ask", "auto", "never"), default="ask",
-                   help="when the survivors look interchangeable: ask whether to finish early (default), finish "
-                        "at once (auto), or always play the bracket out (never)")
 
     c = command("demo", cmd_demo, "play a whole run offline with stand-in agents, then print the winner and "
                 "the report's path; writes under .arena/ like a real run", "seed", "wave")

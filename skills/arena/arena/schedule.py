@@ -12,7 +12,7 @@ from . import budget
 from .estimate import field_sizes, packed_waves, plan_rows
 from .jobs import (CANCELLED, KINDS_IN_ORDER, MERGE_CALLS, bracket_calls, DONE, ISSUED, OPEN, READY, count_in, job_key, job_kind, look_of, match_of, parse_job,
                    phase_of)
-from .state import bracket_rounds, deps_done, entered, find_match
+from .state import bracket_rounds, deps_done, entered, find_match, waits_for_held
 
 
 def spawn_positions(st):
@@ -55,7 +55,8 @@ def pick_jobs(st, slots):
     jobs = st["jobs"]
     ready = [j for j, info in jobs.items() if info["s"] == READY and deps_done(st, j)]
     if not st["pack"] and ready:
-        open_phases = [phase_of(j) for j, info in jobs.items() if info["s"] in OPEN]
+        # what waits on spawns the early look at the field holds is not open work yet
+        open_phases = [phase_of(j) for j, info in jobs.items() if info["s"] in OPEN and not waits_for_held(st, j)]
         first = min(open_phases)
         ready = [j for j in ready if phase_of(j) == first]
     positions = spawn_positions(st)

@@ -231,6 +231,20 @@ def deps_done(st, job):
     return all(is_done(st, d) for d in deps_of(st, job))
 
 
+def waits_for_held(st, job):
+    """A job the early look at the field holds back: a held spawn, or a job of a round-1 match
+    with a held side."""
+    if not st["field_look"]:
+        return False
+    kind = job_kind(job)
+    if kind == "spawn":
+        return spawn_held(st, job)
+    if kind not in ("atk", "def", "judge") or round_of(match_of(job)) != 1:
+        return False
+    m = find_match(st, match_of(job))
+    return any(spawn_held(st, spawn_id(a)) for a in (m["a"], m["b"]))
+
+
 def spawn_held(st, job):
     """The early look at the field holds every spawn but its first field_look ones until it has
     its answer (a spawn handed out before, now waiting for a retry, is never held)."""

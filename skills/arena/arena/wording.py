@@ -14,7 +14,7 @@ from .jobs import KIND, KINDS_IN_ORDER, READY, agent_of, job_kind, status
 from .sandbox import confinement_line, limits_text
 from .schedule import progress
 from .judging import decide, is_equal_vote, is_equivalent
-from .state import carried_reproducers, fixes_of, looks_of, model_table, opponent, reproductions
+from .state import carried_reproducers, field_look_for, field_look_size, fixes_of, looks_of, model_table, opponent, reproductions
 
 
 def points(total, looks):
@@ -255,6 +255,20 @@ def merge_lines(st):
     else:
         lines.append("  its match against %s is not decided yet" % champ)
     return lines
+
+
+def field_look_line(n, wave, settle, run_code):
+    """When the early look at the field comes, for plan (state.field_look_for decides it)."""
+    k = field_look_size(n, wave)
+    if field_look_for(n, wave, settle) is None:
+        why = "--settle never" if settle == "never" else "it needs at least %d agents, twice the %d first solutions " \
+            "it waits for" % (2 * k, k)
+        return "early look at the field: none; %s" % why
+    evidence = "a probe runs them and groups them by what the task decides; if one group holds most of them" if \
+        run_code else "their round-1 matches are judged; if two thirds of those end equal"
+    then = "stops spawning there and plays" if settle == "auto" else "asks whether to stop spawning there and play"
+    return "early look at the field: after the first %d solutions (the other %d wait), %s, next %s the bracket " \
+        "among those written" % (k, n - k, evidence, then)
 
 
 def mix_text(models):
