@@ -46,7 +46,7 @@ def cells_of(args):
                 for s in settings for f, e, above in fields for name, k in (("whole field", None),
                                                                              ("early look", look))]
     margins = [None] + [int(x) for x in args.margins.split(",")]
-    fields = [("all different", 0.0), ("100% equal", 1.0)]
+    fields = [(f, e) for f, e in (("all different", 0.0), ("100% equal", 1.0)) if not args.different_only or not e]
     return [((s, f, m), dict(judging.PLAIN, equal=e, margin=m)) for s in settings for f, e in fields for m in margins]
 
 
@@ -58,6 +58,7 @@ def main(argv=None):
     p.add_argument("--margins", default="0,2,4", help="margins to try, in rubric points (comma-separated)")
     p.add_argument("--settings", default=",".join(name for name, _ in judging.SETTINGS))
     p.add_argument("--field-look", action="store_true", help="the early look at the field instead of the margins")
+    p.add_argument("--different-only", action="store_true", help="only the all-different field")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = p.parse_args(argv)
     started = time.time()

@@ -299,7 +299,9 @@ def check_run(test, cwd, run, state, winner_text, report_html=None):
     # the champion is the one player who lost no match of the bracket (the checked merge's is apart)
     merge = (state.get("merged") or {}).get("match")
     losers = {r["l"] for mid, r in state["results"].items() if mid != merge}
-    alive = [a for a in state["cards"] if a not in losers]
+    # (agents the early look at the field withdrew never played)
+    gone = set((state.get("field") or {}).get("withdrawn", []))
+    alive = [a for a in state["cards"] if a not in losers and a not in gone]
     test.assertEqual(alive, [state["champion"]])
     champ = state["champion"]
     for mid, r in mine.items():

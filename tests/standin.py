@@ -343,6 +343,8 @@ class Orchestrator:
         self.waves, self.outputs, self.conductors = [], [], 0
         self.main_bytes = 0
         self.lane_sets, self.lane_jobs, self.max_running = 0, [], 0
+        # what a test's user answers to a settle offer, and the offers seen
+        self.settle_answer, self.offers = "continue", []
 
     def next(self, *extra):
         _, out, _ = self.runner(["next", "--run", self.run] + list(extra), self.cwd)
@@ -374,7 +376,11 @@ class Orchestrator:
             return self.next("--retry", *flags)
         if "The field looks settled" in out:
             # SKILL.md: ask the user; with no one to ask, the bracket goes on
-            self.runner(["settle", "continue", "--run", self.run], self.cwd)
+            self.offers.append(out)
+            # one answer for every offer, or a list of answers in turn (the last one repeated)
+            answers = [self.settle_answer] if isinstance(self.settle_answer, str) else self.settle_answer
+            answer = answers[min(len(self.offers), len(answers)) - 1]
+            self.runner(["settle", answer, "--run", self.run], self.cwd)
             return self.next(*flags)
         if "needs a decision by hand" in out:
             m = re.search(r"run: record (\S+) <(\w+)\|", out)

@@ -37,7 +37,7 @@ class Reproducible(unittest.TestCase):
         # rounds, matches of big rounds, then judge calls and matches of big, small and the last two
         # rounds, then settled early, merge shipped, equivalent looks, right ones, regret)
         self.assertEqual(judging.outcome(7, 11, judging.DEFAULT, None),
-                         (1, 37, 0, 6, 0, 0, 0, 0, 3, 3, 3, 3, 0, 0, 0, 0, 0.0))
+                         (1, 37, 0, 6, 0, 0, 0, 0, 3, 3, 3, 3, 0, 0, 0, 0, 0.0, 0))
         self.assertEqual(judging.outcome(16, 5, judging.DEFAULT, 6)[:16],
                          (2, 101, 10, 15, 3, 8, 11, 8, 8, 4, 6, 3, 0, 0, 0, 0))
         self.assertEqual(judging.outcome(16, 5, judging.DEFAULT, 4, 1, judging.RULES)[:16],

@@ -58,14 +58,28 @@ class Merge(unittest.TestCase):
         self.assertIn("its text ships", page)
 
     def test_a_challenger_that_loses_leaves_the_winner_s_text(self):
-        cwd, agent, st = play(self, 8, 4)
+        cwd, agent, st = play(self, 8, 7)
         info = st["merged"]
-        self.assertEqual(st["results"][info["match"]]["w"], st["champion"])
+        self.assertEqual((st["results"][info["match"]]["w"], st["results"][info["match"]]["rule"]),
+                         (st["champion"], "total"))
         self.assertEqual(st["ship"], st["champion"])
         _, text, _ = run_cli(["winner", "--run", "t"], cwd)
         self.assertIn("the challenger lost the match against %s: %s's own revised text ships"
                       % (st["champion"], st["champion"]), text)
         self.assertIn("solution: .arena/t/%s\n" % st["sol"][st["champion"]], text)
+        checker.check_run(self, cwd, "t", st, text)
+
+    def test_a_challenger_that_ties_on_equal_looks_leaves_the_winner_s_text(self):
+        # seed 4: equal, the winner by 14, equal (the challenger by 2): two equal votes of three
+        cwd, agent, st = play(self, 8, 4)
+        res = st["results"][st["merged"]["match"]]
+        self.assertEqual((res["w"], res["rule"], res.get("tie"), res["n"]), (st["champion"], "equal", True, 3))
+        self.assertGreater(res["tot"]["a000"] + 100, res["tot"][st["champion"]], "scores summed, yet a tie keeps it")
+        self.assertEqual(st["ship"], st["champion"])
+        _, text, _ = run_cli(["winner", "--run", "t"], cwd)
+        self.assertIn("the match against %s was a tie on equal looks, which keeps the winner: %s's own revised text "
+                      "ships" % (st["champion"], st["champion"]), text)
+        self.assertIn("a tie, decided by the summed scores", text)
         checker.check_run(self, cwd, "t", st, text)
 
     def test_the_merge_brief_is_blind_and_says_what_it_may_not_do(self):

@@ -29,7 +29,7 @@ from .context import Context, open_run
 from .outputs import attacks_on, changed_since_collected, check_output
 from .briefs import last_judged_copy, load_template, write_brief, write_conductor_brief, write_lane_brief
 from .schedule import planned_waves
-from .wording import (baseline_verdict, code_lines, fatal_note, field_look_line, field_text, fixes_text, looks_text, merge_lines, mix_text,
+from .wording import (unplayed_lines, baseline_verdict, code_lines, fatal_note, field_look_line, field_text, fixes_text, looks_text, merge_lines, mix_text,
                       lane_text, model_lines, next_text, pairing_text, points, progress_line, reproducer_note,
                       spend_lines)
 from .decision import collect_and_advance, lane_step, plan_next
@@ -702,9 +702,8 @@ def print_winner(ctx):
     if judged and not judged[1]:
         print("warning: that file changed after the judges last read it (a late write by an earlier try, "
               "or an edit); the text they judged is %s (agent ids replaced by labels)" % run.path(judged[0]))
-    if st["settle"] and st["settle"]["choice"] == "finish":
-        print("finished early after round %d: %s; the leader by average score so far stands" % (
-            st["settle"]["round"], st["settle"]["why"]))
+    for line in unplayed_lines(st):
+        print(line)
     for m, res in path_of(st, champ):
         print_match(ctx, m, res, champ)
     byes = [r["n"] for r in st["rounds"] if r["bye"] == champ]

@@ -21,11 +21,11 @@ from .base import ArenaError, read_text
 from .cards import PARTS, card_names, load_cards, load_rubric
 from .estimate import field_sizes
 from .jobs import DONE, attack_id, defence_id, job_kind, judge_id, revision_file, round_of
-from .state import alive_agents, bracket_rounds, card_of, find_match, looks_of, model_of, model_table, opponent, path_of
+from .state import alive_agents, bracket_rounds, card_of, entered, find_match, looks_of, model_of, model_table, opponent, path_of
 from .storage import atomic_write
 from .outputs import HEADER, attacks_on
 from .budget import ORCHESTRATION, SPEND_KINDS
-from .wording import (SPEND_NAMES, baseline_verdict, budget_lines, fatal_note, fixes_text, judges_on, looks_short, looks_text,
+from .wording import (SPEND_NAMES, baseline_verdict, budget_lines, unplayed_lines, fatal_note, fixes_text, judges_on, looks_short, looks_text,
                       merge_lines, minutes, mix_text, pairing_text, points, progress_line, reproducer_note, spend_lines,
                       tokens)
 
@@ -170,16 +170,18 @@ class Report:
         bracket = bracket_rounds(st)
         decided = sum(1 for r in bracket for m in r["matches"] if m["id"] in st["results"])
         matches = sum(len(r["matches"]) for r in bracket)
-        rounds = len(field_sizes(st["agents"])) - 1
+        n = entered(st)
+        rounds = len(field_sizes(n)) - 1
         if self.champ:
             status = '<span class="pill win">winner %s</span>' % esc(self.champ)
         else:
             status = '<span class="pill live">in progress</span>'
-        facts = [("run", st["run"]), ("seed", st["seed"]), ("agents", st["agents"]),
+        agents = st["agents"] if n == st["agents"] else "%d of %d (the rest withdrawn)" % (n, st["agents"])
+        facts = [("run", st["run"]), ("seed", st["seed"]), ("agents", agents),
                  ("rounds", "%d of %d" % (len(bracket), rounds)),
-                 ("matches decided", "%d of %d" % (decided, max(0, st["agents"] - 1)))]
-        if matches and matches < st["agents"] - 1 and not self.champ:
-            facts[-1] = ("matches decided", "%d of %d (%d paired)" % (decided, st["agents"] - 1, matches))
+                 ("matches decided", "%d of %d" % (decided, max(0, n - 1)))]
+        if matches and matches < n - 1 and not self.champ:
+            facts[-1] = ("matches decided", "%d of %d (%d paired)" % (decided, n - 1, matches))
         full = ""
         if task.strip() and task.strip() != first:
             shown = task if len(task) <= SHOWN_TASK_CHARS else task[:SHOWN_TASK_CHARS] + "\n[... cut; see task.md]"
@@ -215,11 +217,13 @@ class Report:
         sol = st["sol"].get(shipped)
         rounds = len(bracket_rounds(st))
         lead = ('<p class="lead"><b class="agent">%s</b> beat %d other agent%s in %d round%s. %s%s</p>'
-                % (esc(champ), st["agents"] - 1, "" if st["agents"] == 2 else "s", rounds,
+                % (esc(champ), entered(st) - 1, "" if entered(st) == 2 else "s", rounds,
                    "" if rounds == 1 else "s",
                    ("Final solution: " + self.link(sol, esc(sol))) if sol and self.link(sol, "x")
                    else "No competitor produced a valid solution." if not sol else "",
                    " (the checked merge, which beat it)" if shipped != champ and sol else ""))
+        # a field settled before it was written, or after a round: what the run did not play, and why
+        lead += "".join('<p class="muted">%s</p>' % esc(x) for x in unplayed_lines(st))
         steps = []
         byes = {r["n"] for r in st["rounds"] if r["bye"] == champ}
         games = {m["id"]: (m, res) for m, res in path_of(st, champ)}
@@ -581,6 +585,8 @@ class Report:
         for agent in sorted(st["cards"]):
             if agent == self.champ:
                 fate = '<span class="pill win">winner</span>'
+            elif st["out"].get(agent) == 0:
+                fate = "withdrawn: spawning stopped before its solution"
             elif agent in st["out"]:
                 mid = self.lost_in.get(agent, "")
                 fate = 'out in round %d <a href="#%s">%s</a>' % (st["out"][agent], esc(mid), esc(mid))

@@ -14,7 +14,7 @@ from .jobs import KIND, KINDS_IN_ORDER, READY, agent_of, job_kind, status
 from .sandbox import confinement_line, limits_text
 from .schedule import progress
 from .judging import decide, is_equal_vote, is_equivalent
-from .state import carried_reproducers, field_look_for, field_look_size, fixes_of, looks_of, model_table, opponent, reproductions
+from .state import carried_reproducers, entered, field_look_for, field_look_size, fixes_of, looks_of, model_table, opponent, reproductions
 
 
 def points(total, looks):
@@ -255,6 +255,28 @@ def merge_lines(st):
     else:
         lines.append("  its match against %s is not decided yet" % champ)
     return lines
+
+
+def unplayed_lines(st):
+    """What the run did not play, and why: the early look at the field, a settled finish (winner and the report)."""
+    lines = [early_look_text(st)]
+    if st["settle"] and st["settle"]["choice"] == "finish":
+        lines.append("finished early after round %d: %s; the leader by average score so far stands"
+                     % (st["settle"]["round"], st["settle"]["why"]))
+    return [line for line in lines if line]
+
+
+def early_look_text(st):
+    """What the early look at the field found and what came of it, for winner and the report ('' if none)."""
+    info = st.get("field")
+    if not info or info["choice"] is None:
+        return ""
+    if info["choice"] == "finish":
+        return "spawning stopped after the first %d solutions: %s; %d agents withdrawn, the bracket played among " \
+            "the %d written" % (info["at"], info["why"], len(info["withdrawn"]), entered(st))
+    then = "settle continue: the whole field was written" if info["choice"] == "continue" else \
+        "the whole field was written"
+    return "early look at the first %d solutions: %s; %s" % (info["at"], info["why"], then)
 
 
 def field_look_line(n, wave, settle, run_code):
