@@ -265,6 +265,40 @@ class Check(unittest.TestCase):
             json.dump(v, f)
         self.assertIn("equivalent must be true or false", self.check(job)[1])
 
+    def test_decided_and_open_differences_are_checked_and_decide_equivalence(self):
+        play = StandIn(self.cwd, seed=2)
+        job = "r1-m01-judge"
+        play_until(self.cwd, play, job)
+        play({"prompt": "Read .arena/t/b/%s.md and follow it." % job})
+        path = os.path.join(self.cwd, ".arena", "t", "out", job + ".json")
+        with open(path) as f:
+            v = json.load(f)
+        v.pop("equivalent", None)
+        a, b = sorted(v["scores"])
+        top = {c: v["scores"][a][c] for c in v["scores"][a]}
+        v["scores"][b] = dict(top)
+        cases = [
+            ({"decided": [], "open": ["a space after the prefix"]}, 0, "ok"),
+            ({"decided": [{"difference": "the empty input", "supports": a}], "open": [], "equivalent": True}, 1,
+             "equivalent means no difference the task decides"),
+            ({"decided": [{"difference": "the empty input", "supports": "Nobody"}], "open": []}, 1,
+             "'decided' must be a list of at most 20"),
+            ({"decided": [], "open": ["x"] * 21}, 1, "'open' must be a list of at most 20 strings"),
+            ({"decided": [], "open": [""]}, 1, "'open' must be a list"),
+        ]
+        for extra, code, said in cases:
+            with open(path, "w") as f:
+                json.dump(dict(v, **extra), f)
+            got = self.check(job)
+            self.assertEqual(got[0], code, (extra, got))
+            self.assertIn(said, got[1] + got[2], extra)
+        # every decided difference supports one side, yet the other scores higher where they count
+        low = dict(v)
+        low["scores"] = {a: dict(top, correctness=top["correctness"] - 3), b: dict(top)}
+        with open(path, "w") as f:
+            json.dump(dict(low, decided=[{"difference": "the empty input", "supports": a}], open=[]), f)
+        self.assertIn("every decided difference supports %s, yet %s scores higher" % (a, b), self.check(job)[1])
+
 
 class Briefs(unittest.TestCase):
     def test_the_example_verdict_is_built_from_the_rubric_and_the_brief_ends_with_check(self):

@@ -7,7 +7,7 @@ import standin  # noqa: F401  (puts skills/arena on sys.path)
 from standin import card
 from arena.base import ArenaError, MOST_LOOKS, below, rng_for  # noqa: E402
 from arena.jobs import judge_id  # noqa: E402
-from arena.judging import first_looks, merge_verdicts  # noqa: E402
+from arena.judging import ended_equal, first_looks, is_equal_vote, merge_verdicts, votes_of, wants_more  # noqa: E402
 from arena.estimate import packed_waves, round_jobs  # noqa: E402
 from arena.pairing import forced_same_mode, make_round, rated_pairs  # noqa: E402
 from arena.state import apply, judge_sides, more_looks, new_state, rating_values, ratings  # noqa: E402
@@ -229,6 +229,68 @@ class LooksTest(unittest.TestCase):
                          "vs a001 3rd of 3 (average 61)")
         self.assertIn("a003 2nd of 3 (no looks yet", pairing_text(rnd, {"a": "a003", "b": "a001"}))
         self.assertEqual(pairing_text({}, {"a": "a007", "b": "a001"}), "")
+
+
+class EqualVotesTest(LooksTest):
+    """A look is an equal vote when it found no decided difference or its totals are within the
+    margin (FATAL flagged alike); equal votes that outnumber the rest end the match as a tie."""
+
+    def votes(self, looks, margin=2):
+        return votes_of(looks, self.m, 5, margin)
+
+    def test_what_counts_as_an_equal_vote(self):
+        self.assertTrue(is_equal_vote(verdict(self.m, 70, 72), self.m, 2))
+        self.assertFalse(is_equal_vote(verdict(self.m, 70, 73), self.m, 2))
+        self.assertTrue(is_equal_vote(dict(verdict(self.m, 90, 60), eq=True), self.m, 2), "equivalent, whatever the totals")
+        self.assertFalse(is_equal_vote(verdict(self.m, 70, 70, fa=True), self.m, 2), "a FATAL on one side decides")
+        self.assertTrue(is_equal_vote(verdict(self.m, 70, 70, fa=True, fb=True), self.m, 2))
+        self.assertFalse(is_equal_vote(verdict(self.m, 70, 70), self.m, None), "a run from before equal votes")
+        self.assertEqual(self.votes([verdict(self.m, 70, 60), verdict(self.m, 70, 71), verdict(self.m, 60, 70)]),
+                         ["x", None, "y"])
+
+    def test_an_equal_first_look_gets_one_more_everywhere(self):
+        level = [verdict(self.m, 70, 71)]
+        for field in (50, 10, 4, 2):
+            self.assertEqual(self.more(self.state(field), level, self.votes(level)), 1, field)
+        self.assertEqual(self.more(self.state(4, most=(3, 1)), level, self.votes(level)), 0, "no second look allowed")
+
+    def test_two_equal_votes_end_a_match_in_the_last_two_rounds(self):
+        looks = [verdict(self.m, 70, 71), verdict(self.m, 72, 70)]
+        for field in (4, 2):
+            self.assertEqual(self.more(self.state(field), looks, self.votes(looks)), 0, field)
+
+    def test_a_tie_needs_more_than_half_of_the_looks(self):
+        self.assertTrue(ended_equal([None, None]))
+        self.assertTrue(ended_equal(["x", None, None]))
+        self.assertFalse(ended_equal([None, "x"]))
+        self.assertFalse(ended_equal([None]))
+        self.assertFalse(ended_equal(["x", None, None, "y"]))
+
+    def test_looks_go_on_while_a_further_look_could_change_the_result(self):
+        sides = ("x", "y")
+        self.assertTrue(wants_more([None, "x"], sides, 5))
+        self.assertTrue(wants_more(["x", None, "y"], sides, 5))
+        self.assertFalse(wants_more(["x", None, None], sides, 5), "a tie")
+        self.assertFalse(wants_more(["x", "x", "x"], sides, 5), "a majority of five")
+        # x 1, y 1, two equal, one look left: neither can reach three of five
+        self.assertFalse(wants_more(["x", None, "y", None], sides, 5))
+        self.assertTrue(wants_more(["x", None, "x", "y"], sides, 5))
+        self.assertFalse(wants_more(["x", None, "y"], sides, 3), "the most looks are in")
+        # without equal votes the rule is the old one: until a side has a majority of the most looks
+        for picks in (["x", "y"], ["x", "y", "x", "y"]):
+            self.assertTrue(wants_more(picks, sides, 5), picks)
+
+    def test_a_tie_is_decided_by_the_summed_scores_and_said_so(self):
+        st = new_state(dict(init(2), equal_margin=2), (15, 12, 12))
+        st["seq"] = 1
+        m = st["rounds"][0]["matches"][0]
+        for k, (ta, tb) in enumerate(((70, 71), (72, 71)), 1):
+            job = judge_id(m["id"], k)
+            apply(st, {"e": "done", "job": job, "out": verdict(m, ta, tb), "seq": st["seq"] + 1}, checked=False)
+        res = st["results"][m["id"]]
+        self.assertEqual((res["n"], res.get("tie"), res.get("eq"), res["equal"], res["w"]), (2, True, None, 2, m["a"]))
+        self.assertIn("2 looks: equal (%s by 1), equal (%s by 1); a tie, decided by the summed scores"
+                      % (m["b"], m["a"]), looks_text(st, m, res))
 
 
 class BracketTest(unittest.TestCase):

@@ -63,6 +63,8 @@ def walk(st, found):
         add("settle", st["settle"])
     if st["merged"]:
         add("merge", st["merged"])
+    if st["field"]:
+        add("field", st["field"])
     for obj in ("batch", "lanes"):
         if st[obj]:
             add(obj, st[obj])
@@ -128,6 +130,17 @@ class Schema(unittest.TestCase):
         cwd = init_run(test, 8, 4, "--direct", "--run-code", run="c")
         better = {m["a"]: 90.0 for m in state_of(cwd, "c")["rounds"][0]["matches"][:1]}
         play(cwd, StandIn(cwd, seed=4, equal=True, quality=better, checks=False))
+        cls.walked(cwd, "c")
+        # the early look at the field: a probe of the first solutions, finished there
+        cwd = init_run(test, 16, 3, "--direct", "--wave", "4", "--run-code", run="c")
+        orch = Orchestrator(cwd, StandIn(cwd, seed=3, equal=True, run_code=True, checks=False), "c", wave=4,
+                            runner=run_here, usage=True)
+        orch.settle_answer = ["finish", "continue"]
+        orch.play()
+        cls.walked(cwd, "c")
+        # and without --run-code, the round-1 matches among them
+        cwd = init_run(test, 16, 4, "--direct", "--wave", "4", run="c")
+        play(cwd, StandIn(cwd, seed=4, equal=True), wave=4)
         cls.walked(cwd, "c")
         # a merge that fails every try
         cwd = init_run(test, 2, 8, "--direct", run="c")

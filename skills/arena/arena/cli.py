@@ -689,8 +689,10 @@ def print_winner(ctx):
     shipped = st["ship"] or champ
     sol = st["sol"].get(shipped)
     rounds = len(bracket_rounds(st))
-    print("winner %s of %s after %s (seed %d)" % (
-        champ, plural(st["agents"], "agent"), plural(rounds, "round"), st["seed"]))
+    gone = st["agents"] - entered(st)
+    print("winner %s of %s%s after %s (seed %d)" % (
+        champ, plural(entered(st), "agent"), " (%d more withdrawn before writing)" % gone if gone else "",
+        plural(rounds, "round"), st["seed"]))
     print("card: %s" % " / ".join(card_names(ctx.cards, st["cards"][champ])))
     if st["models"]:
         print("model: %s" % model_of(st, champ))

@@ -245,7 +245,10 @@ def probe(job, brief, project):
         points, flaws = read_solution(read(project, path))[:2]
         key = (round(points or 0.0, 0), tuple(sorted(kind for _, kind, _ in flaws)))
         groups.setdefault(key, []).append(label)
-    return {"job": job, "groups": [groups[k] for k in sorted(groups)], "inputs": 200,
+    found = [groups[k] for k in sorted(groups)]
+    decided = ["%s and %s give different results where the task says what they should be" % (found[0][0], g[0])
+               for g in found[1:]]
+    return {"job": job, "groups": found, "inputs": 200, "decided": decided, "open": [],
             "reason": "The stand-in ran every solution on the same 200 inputs."}
 
 
@@ -283,9 +286,12 @@ def verdict(seed, job, brief, project):
     if "revised solution" in inputs:  # a match's judge (the baseline check has no such case)
         same = len(truth) == 2 and None not in (truth[0][0], truth[1][0]) and \
             abs(truth[0][0] - truth[1][0]) < EQUAL_POINTS and not truth[0][1] and not truth[1][1]
-        v["equivalent"] = same
         if same:
+            # no difference the task decides; the wording differs, which it leaves open
+            v["decided"], v["open"] = [], ["the two word their steps differently; the task fixes no wording"]
             v["reason"] = "The two behave the same on every case the task names."
+        else:
+            v["equivalent"] = False
     return v
 
 

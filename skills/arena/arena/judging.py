@@ -115,9 +115,9 @@ def is_equal_vote(v, m, margin):
     return is_equivalent(v, m) or abs(sum(v["sc"][a]) - sum(v["sc"][b])) <= margin
 
 
-def votes_of(verdicts, m, ncrit, margin):
-    """Each look's vote: the side it picked, or None for an equal vote."""
-    return [None if is_equal_vote(v, m, margin) else decide(v, m, ncrit)[0] for v in verdicts]
+def equal_votes(verdicts, m, margin):
+    """Which looks were equal votes, in look order."""
+    return [is_equal_vote(v, m, margin) for v in verdicts]
 
 
 def looks_after_first(kind, close, most, equal=False):
@@ -137,20 +137,16 @@ def looks_after_first(kind, close, most, equal=False):
     return 1 if close else 0
 
 
-def ended_equal(votes):
+def ended_equal(equal):
     """Equal votes are more than half of the looks taken, two or more: the match is a tie,
     and no further look is bought to break it."""
-    return len(votes) >= 2 and 2 * votes.count(None) > len(votes)
+    return len(equal) >= 2 and 2 * sum(1 for e in equal if e) > len(equal)
 
 
-def wants_more(votes, sides, most):
-    """After two or more looks: another while it could still change the result, that is
-    while no side has won a majority of the most looks the match may take, a side can
-    still win one, and equal votes are not more than half of the looks taken. votes: a
-    side per look, None for an equal vote."""
-    if len(votes) >= most or ended_equal(votes):
+def wants_more(picks, sides, most, equal=()):
+    """After two or more looks: another while no side has won a majority of the most looks
+    the match may take (each look counts for the side it favours, an equal vote too), unless
+    equal votes already outnumber the rest (a tie)."""
+    if len(picks) >= most or ended_equal(equal):
         return False
-    need = most // 2 + 1
-    counts = [votes.count(sides[0]), votes.count(sides[1])]
-    left = most - len(votes)
-    return max(counts) < need and any(c + left >= need for c in counts)
+    return max(picks.count(sides[0]), picks.count(sides[1])) <= most // 2

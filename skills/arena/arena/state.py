@@ -17,7 +17,7 @@ from .jobs import (CANCELLED, DONE, FINAL, ISSUED, KIND, MERGE, MERGE_CALLS, OPE
                    challenger_id, competitor_jobs, defence_id, is_done, job_kind, judge_id, look_of, match_id, match_of,
                    new_record, probe_id, round_of, spawn_id, status, writer_of)
 from .judging import (PROBE_SHARE, SETTLE_SHARE, at_least, decide, ended_equal, first_looks as round_first_looks,
-                      is_close, is_equivalent, looks_after_first, merge_verdicts, most_looks_in, round_kind, votes_of,
+                      is_close, is_equivalent, looks_after_first, merge_verdicts, most_looks_in, round_kind, equal_votes,
                       wants_more)
 from .pairing import make_round, pair_survivors, pick_bye
 from .workspace import PHASE_MINUTES
@@ -635,18 +635,18 @@ def judge_arrived(st, job, out=None):
     verdicts = [st["summ"][j] for j in judges]
     crit = len(verdicts[0]["sc"][m["a"]])
     picks = [decide(v, m, crit)[0] for v in verdicts]
-    votes = votes_of(verdicts, m, crit, st["equal_margin"])
+    equal = equal_votes(verdicts, m, st["equal_margin"])
     merged = merge_verdicts(verdicts, m)
     winner, rule = decide(merged, m, crit)
     tot = {a: sum(merged["sc"][a]) for a in (m["a"], m["b"])}
-    more = more_looks(st, m, verdicts, merged, votes)
+    more = more_looks(st, m, verdicts, merged, picks, equal)
     if more:
         for k in range(1, more + 1):
             add_job(st, judge_id(mid, len(verdicts) + k))
         return
     # equivalent: the first look, or most looks, found no decided difference; a tie: equal votes
     # (equivalent, or totals within the margin) outnumber the rest
-    tie = ended_equal(votes)
+    tie = ended_equal(equal)
     found = sum(1 for v in verdicts if is_equivalent(v, m))
     equivalent = is_equivalent(verdicts[0], m) or tie and 2 * found > len(verdicts)
     if (equivalent or tie) and st["merged"] and st["merged"].get("match") == mid:
@@ -658,32 +658,33 @@ def judge_arrived(st, job, out=None):
     if tie:
         info["tie"] = True
     if st["equal_margin"] is not None and len(verdicts) >= 2:
-        info["equal"] = votes.count(None)
+        info["equal"] = sum(equal)
     if len(verdicts) >= 2:
         info["agree"] = len(set(picks)) == 1
         info["votes"] = picks.count(winner)
     close_match(st, m, winner, info)
 
 
-def more_looks(st, m, verdicts, merged, votes):
+def more_looks(st, m, verdicts, merged, picks, equal=()):
     """How many more judges this match gets now (0: it is decided).
 
     None after a first look that found the two equivalent (a FATAL flag on either side
     overrides that). Otherwise, after one look, as judging.looks_after_first says for the
     round and the look (an equal vote gets one more); after two or more, one at a time while
-    a further look could still change the result (judging.wants_more): split looks get a
-    tie-breaker, the last two rounds play to three of five, and equal votes outnumbering the
-    rest end the match as a tie.
+    no side has won a majority of the most looks the match may take (judging.wants_more), so
+    split looks get a tie-breaker and the last two rounds play to three of five, unless equal
+    votes outnumber the rest: a tie ends the match.
     """
     if st["recheck"] is None or is_equivalent(verdicts[0], m):
         return 0
     rnd = round_of_match(st, m)
     most = most_looks(st, rnd)
-    if len(votes) == 1:
+    if len(picks) == 1:
         kind = round_kind(len(rnd["matches"]), field_of(rnd), st["wave"])
-        wanted = looks_after_first(kind, is_close(merged, m, st["recheck"]), most, equal=votes[0] is None)
+        first_equal = bool(equal) and equal[0]
+        wanted = looks_after_first(kind, is_close(merged, m, st["recheck"]), most, equal=first_equal)
     else:
-        wanted = 1 if wants_more(votes, (m["a"], m["b"]), most) else 0
+        wanted = 1 if wants_more(picks, (m["a"], m["b"]), most, equal) else 0
     return affordable_looks(st, m, wanted)
 
 
