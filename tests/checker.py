@@ -155,51 +155,49 @@ class Referee:
         alive = 2 * len(rnd["matches"]) + (1 if rnd["bye"] else 0)
         return self.majority_result(m, rnd, alive, looks)
 
-    def vote(self, look, eq, m):
-        """A look's vote: the side it favours, or None for an equal vote (FATAL flagged on both
-        sides or neither, and no decided difference or totals within the run's equal margin)."""
+    def equal_vote(self, look, eq, m):
+        """A look that is an equal vote: FATAL flagged on both sides or neither, and no decided
+        difference or totals within the run's equal margin."""
         sides = (m["a"], m["b"])
         margin = self.st.get("equal_margin")
-        cards, fatal = {x: look[x][0] for x in sides}, {x: look[x][1] for x in sides}
-        if margin is not None and fatal[m["a"]] == fatal[m["b"]]:
-            if (eq and not any(fatal.values())) or abs(sum(cards[m["a"]]) - sum(cards[m["b"]])) <= margin:
-                return None
-        return self.decide(cards, fatal, m)[0]
+        fatal = [look[x][1] for x in sides]
+        if margin is None or fatal[0] != fatal[1]:
+            return False
+        return (eq and not any(fatal)) or abs(sum(look[m["a"]][0]) - sum(look[m["b"]][0])) <= margin
 
     def majority_result(self, m, rnd, alive, looks):
         """Looks to a majority: one first look (the final's panel with --final-judges 3); none
         more when it found the two equivalent and flagged no FATAL; after a first look that was an
         equal vote, a second; else a second in rounds whose judges fit in half a wave or after a
-        close first, two more in rounds of at most 4 agents; then one at a time until no further
-        look can change the result: a side has won a majority of the most looks (MOST_LOOKS: 3,
-        or 5 in rounds of at most 4 agents), neither can win one any more, equal votes are more
-        than half of the looks (a tie), or the most looks are taken. Scorecards summed, a FATAL
+        close first, two more in rounds of at most 4 agents; then one at a time until a side has
+        won a majority of the most looks (MOST_LOOKS: 3, or 5 in rounds of at most 4 agents; every
+        look counts for the side it favours), equal votes are more than half of the looks (a
+        tie), or the most looks are taken. Scorecards summed, a FATAL
         stands when more than half of the looks saw it."""
         sides = (m["a"], m["b"])
         matches, wave = len(rnd["matches"]), self.st["wave"]
         most = self.st["most_looks"][1 if alive <= 4 else 0]
         need = most // 2 + 1
         picks = [self.decide({x: lk[x][0] for x in sides}, {x: lk[x][1] for x in sides}, m)[0] for lk, _, _ in looks]
-        votes = [self.vote(lk, eq, m) for lk, _, eq in looks]
+        equal = [self.equal_vote(lk, eq, m) for lk, _, eq in looks]
         first, conf, eq = looks[0]
         equivalent = eq and not any(fat for _, fat in first.values())
 
-        def tie(vs):
-            return len(vs) >= 2 and 2 * vs.count(None) > len(vs)
+        def tie(flags):
+            return len(flags) >= 2 and 2 * sum(flags) > len(flags)
 
         want = self.st["final_judges"] if alive == 2 and self.st["final_judges"] > 1 else 1
         if self.st["recheck"] is not None and not equivalent:
             if want == 1:
-                if votes[0] is None and self.st.get("equal_margin") is not None:
+                if equal[0]:
                     want = 2 if most >= 2 else 1
                 elif alive <= 4:
                     want = 3
                 elif 2 * matches <= wave or self.close(first, conf, m):
                     want = 2
             while want <= len(looks) and want >= 2:
-                vs = votes[:want]
-                counts = [vs.count(x) for x in sides]
-                if want >= most or tie(vs) or max(counts) >= need or all(c + most - want < need for c in counts):
+                lead = max(picks[:want].count(x) for x in sides)
+                if want >= most or tie(equal[:want]) or lead >= need:
                     break
                 want += 1
         if len(looks) != want:
@@ -207,7 +205,7 @@ class Referee:
         cards = {x: [sum(lk[x][0][i] for lk, _, _ in looks) for i in range(len(self.crit))] for x in sides}
         fatal = {x: 2 * sum(1 for lk, _, _ in looks if lk[x][1]) > len(looks) for x in sides}
         winner, rule = self.decide(cards, fatal, m)
-        tied = tie(votes)
+        tied = tie(equal)
         same = sum(1 for lk, _, e in looks if e and not any(f for _, f in lk.values()))
         equivalent = equivalent or tied and 2 * same > len(looks)
         if (equivalent or tied) and rnd.get("merge"):
@@ -220,18 +218,18 @@ class Referee:
         if tied:
             out["tie"] = True
         if self.st.get("equal_margin") is not None and len(looks) >= 2:
-            out["equal"] = votes.count(None)
+            out["equal"] = sum(equal)
         # what each look found, as winner and the report say it
         out["found"] = []
-        for (lk, _, e), vote in zip(looks, votes):
+        for (lk, _, e), level in zip(looks, equal):
             pick, how = self.decide({x: lk[x][0] for x in sides}, {x: lk[x][1] for x in sides}, m)
             other = m["b"] if pick == m["a"] else m["a"]
             by = sum(lk[pick][0]) - sum(lk[other][0])
-            if vote is None and e and not any(f for _, f in lk.values()):
+            if level and e and not any(f for _, f in lk.values()):
                 out["found"].append("equivalent")
-            elif vote is None and by:
+            elif level and by:
                 out["found"].append("equal (%s by %d)" % (pick, by))
-            elif vote is None or how not in ("fatal", "total"):
+            elif level or how not in ("fatal", "total"):
                 out["found"].append("equal")
             elif how == "fatal":
                 out["found"].append("%s (FATAL on %s)" % (pick, other))

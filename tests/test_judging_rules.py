@@ -7,7 +7,7 @@ import standin  # noqa: F401  (puts skills/arena on sys.path)
 from standin import card
 from arena.base import ArenaError, MOST_LOOKS, below, rng_for  # noqa: E402
 from arena.jobs import judge_id  # noqa: E402
-from arena.judging import ended_equal, first_looks, is_equal_vote, merge_verdicts, votes_of, wants_more  # noqa: E402
+from arena.judging import ended_equal, equal_votes, first_looks, is_equal_vote, merge_verdicts, wants_more  # noqa: E402
 from arena.estimate import packed_waves, round_jobs  # noqa: E402
 from arena.pairing import forced_same_mode, make_round, rated_pairs  # noqa: E402
 from arena.state import apply, judge_sides, more_looks, new_state, rating_values, ratings  # noqa: E402
@@ -233,64 +233,64 @@ class LooksTest(unittest.TestCase):
 
 class EqualVotesTest(LooksTest):
     """A look is an equal vote when it found no decided difference or its totals are within the
-    margin (FATAL flagged alike); equal votes that outnumber the rest end the match as a tie."""
+    margin (FATAL flagged alike); equal votes that outnumber the rest end the match as a tie.
+    Every look also counts for the side it favours."""
 
-    def votes(self, looks, margin=2):
-        return votes_of(looks, self.m, 5, margin)
+    def more(self, st, looks, picks, margin=0):
+        return more_looks(st, self.m, looks, merge_verdicts(looks, self.m), picks, equal_votes(looks, self.m, margin))
 
     def test_what_counts_as_an_equal_vote(self):
+        self.assertTrue(is_equal_vote(verdict(self.m, 70, 70), self.m, 0))
+        self.assertFalse(is_equal_vote(verdict(self.m, 70, 71), self.m, 0))
         self.assertTrue(is_equal_vote(verdict(self.m, 70, 72), self.m, 2))
-        self.assertFalse(is_equal_vote(verdict(self.m, 70, 73), self.m, 2))
-        self.assertTrue(is_equal_vote(dict(verdict(self.m, 90, 60), eq=True), self.m, 2), "equivalent, whatever the totals")
-        self.assertFalse(is_equal_vote(verdict(self.m, 70, 70, fa=True), self.m, 2), "a FATAL on one side decides")
-        self.assertTrue(is_equal_vote(verdict(self.m, 70, 70, fa=True, fb=True), self.m, 2))
+        self.assertTrue(is_equal_vote(dict(verdict(self.m, 90, 60), eq=True), self.m, 0), "equivalent, whatever the totals")
+        self.assertFalse(is_equal_vote(verdict(self.m, 70, 70, fa=True), self.m, 0), "a FATAL on one side decides")
+        self.assertTrue(is_equal_vote(verdict(self.m, 70, 70, fa=True, fb=True), self.m, 0))
         self.assertFalse(is_equal_vote(verdict(self.m, 70, 70), self.m, None), "a run from before equal votes")
-        self.assertEqual(self.votes([verdict(self.m, 70, 60), verdict(self.m, 70, 71), verdict(self.m, 60, 70)]),
-                         ["x", None, "y"])
+        self.assertEqual(equal_votes([verdict(self.m, 70, 60), verdict(self.m, 70, 70)], self.m, 0), [False, True])
 
     def test_an_equal_first_look_gets_one_more_everywhere(self):
-        level = [verdict(self.m, 70, 71)]
+        level = [verdict(self.m, 70, 70)]
         for field in (50, 10, 4, 2):
-            self.assertEqual(self.more(self.state(field), level, self.votes(level)), 1, field)
-        self.assertEqual(self.more(self.state(4, most=(3, 1)), level, self.votes(level)), 0, "no second look allowed")
+            self.assertEqual(self.more(self.state(field), level, ["x"]), 1, field)
+        self.assertEqual(self.more(self.state(4, most=(3, 1)), level, ["x"]), 0, "no second look allowed")
+        self.assertEqual(self.more(self.state(4), [verdict(self.m, 70, 71)], ["y"]), 2, "a point apart is a pick")
 
     def test_two_equal_votes_end_a_match_in_the_last_two_rounds(self):
-        looks = [verdict(self.m, 70, 71), verdict(self.m, 72, 70)]
+        looks = [verdict(self.m, 70, 70), verdict(self.m, 72, 72)]
         for field in (4, 2):
-            self.assertEqual(self.more(self.state(field), looks, self.votes(looks)), 0, field)
+            self.assertEqual(self.more(self.state(field), looks, ["x", "x"]), 0, field)
+        # an equal look, then one that picks: on to three of five, the equal one counting for its side
+        looks = [verdict(self.m, 70, 70), verdict(self.m, 70, 60)]
+        self.assertEqual(self.more(self.state(4), looks, ["x", "x"]), 1)
 
     def test_a_tie_needs_more_than_half_of_the_looks(self):
-        self.assertTrue(ended_equal([None, None]))
-        self.assertTrue(ended_equal(["x", None, None]))
-        self.assertFalse(ended_equal([None, "x"]))
-        self.assertFalse(ended_equal([None]))
-        self.assertFalse(ended_equal(["x", None, None, "y"]))
+        self.assertTrue(ended_equal([True, True]))
+        self.assertTrue(ended_equal([False, True, True]))
+        self.assertFalse(ended_equal([True, False]))
+        self.assertFalse(ended_equal([True]))
+        self.assertFalse(ended_equal([False, True, True, False]))
 
-    def test_looks_go_on_while_a_further_look_could_change_the_result(self):
+    def test_looks_go_on_until_a_majority_or_a_tie(self):
         sides = ("x", "y")
-        self.assertTrue(wants_more([None, "x"], sides, 5))
-        self.assertTrue(wants_more(["x", None, "y"], sides, 5))
-        self.assertFalse(wants_more(["x", None, None], sides, 5), "a tie")
-        self.assertFalse(wants_more(["x", "x", "x"], sides, 5), "a majority of five")
-        # x 1, y 1, two equal, one look left: neither can reach three of five
-        self.assertFalse(wants_more(["x", None, "y", None], sides, 5))
-        self.assertTrue(wants_more(["x", None, "x", "y"], sides, 5))
-        self.assertFalse(wants_more(["x", None, "y"], sides, 3), "the most looks are in")
+        self.assertTrue(wants_more(["x", "x"], sides, 5, [True, False]))
+        self.assertFalse(wants_more(["x", "y", "y"], sides, 5, [False, True, True]), "a tie")
+        self.assertFalse(wants_more(["x", "x", "x"], sides, 5, [True, False, False]), "a majority of five")
+        self.assertFalse(wants_more(["x", "y", "x"], sides, 3, [False, True, False]), "the most looks are in")
         # without equal votes the rule is the old one: until a side has a majority of the most looks
         for picks in (["x", "y"], ["x", "y", "x", "y"]):
             self.assertTrue(wants_more(picks, sides, 5), picks)
 
     def test_a_tie_is_decided_by_the_summed_scores_and_said_so(self):
-        st = new_state(dict(init(2), equal_margin=2), (15, 12, 12))
+        st = new_state(dict(init(2), equal_margin=0), (15, 12, 12))
         st["seq"] = 1
         m = st["rounds"][0]["matches"][0]
-        for k, (ta, tb) in enumerate(((70, 71), (72, 71)), 1):
+        for k, (ta, tb) in enumerate(((70, 70), (72, 72)), 1):
             job = judge_id(m["id"], k)
             apply(st, {"e": "done", "job": job, "out": verdict(m, ta, tb), "seq": st["seq"] + 1}, checked=False)
         res = st["results"][m["id"]]
-        self.assertEqual((res["n"], res.get("tie"), res.get("eq"), res["equal"], res["w"]), (2, True, None, 2, m["a"]))
-        self.assertIn("2 looks: equal (%s by 1), equal (%s by 1); a tie, decided by the summed scores"
-                      % (m["b"], m["a"]), looks_text(st, m, res))
+        self.assertEqual((res["n"], res.get("tie"), res.get("eq"), res["equal"]), (2, True, None, 2))
+        self.assertIn("2 looks: equal, equal; a tie, decided by the summed scores", looks_text(st, m, res))
 
 
 class BracketTest(unittest.TestCase):

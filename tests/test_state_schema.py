@@ -142,6 +142,10 @@ class Schema(unittest.TestCase):
         cwd = init_run(test, 16, 4, "--direct", "--wave", "4", run="c")
         play(cwd, StandIn(cwd, seed=4, equal=True), wave=4)
         cls.walked(cwd, "c")
+        # a merge match that ends as a tie on level looks
+        cwd = init_run(test, 8, 2, "--direct", run="c")
+        play(cwd, StandIn(cwd, seed=2))
+        cls.walked(cwd, "c")
         # a merge that fails every try
         cwd = init_run(test, 2, 8, "--direct", run="c")
         play(cwd, StandIn(cwd, seed=8, always={"merge": "missing"}))
