@@ -144,11 +144,38 @@ class OtherAnswers(unittest.TestCase):
         _, text, _ = run_here(["winner", "--run", "f"], cwd)
         checker.check_run(self, cwd, "f", st, text)
 
+    def test_a_cap_at_the_floor_leaves_the_probe_out_and_says_so(self):
+        cwd, agent, orch, st = play(self, 16, 3, "--run-code", "--max-calls", "91", equal=True, run_code=True,
+                                    checks=False)
+        self.assertNotIn("probe-r0", agent.calls)
+        self.assertEqual(st["field"]["choice"], "no offer")
+        self.assertIn("probe-r0: the early look at the field skipped for the budget", st["cuts"])
+        self.assertLessEqual(len(agent.calls), 91)
+
     def test_settle_is_refused_when_nothing_is_offered(self):
         cwd = init_run(self, 32, 3, "--direct", "--wave", "4", "--run-code", run="f")
         code, _, err = run_here(["settle", "finish", "--run", "f"], cwd, check=False)
         self.assertEqual(code, 2)
         self.assertIn("has no settle offer waiting for an answer", err)
+
+
+class ProbeLists(unittest.TestCase):
+    """A probe groups by decided behaviour: more than one group needs a decided difference."""
+
+    def parse(self, **extra):
+        from arena.outputs import parse_probe
+        v = dict({"job": "probe-r0", "groups": [["S1", "S2"], ["S3"]], "inputs": 40}, **extra)
+        return parse_probe(json.dumps(v), "probe-r0", [(["a1", "a2", "a3"], ["S1", "S2", "S3"])], "p.json")
+
+    def test_the_lists_are_checked_and_counted(self):
+        from arena.outputs import BadOutput
+        self.assertEqual(self.parse()["groups"], [["a1", "a2"], ["a3"]], "a probe without the lists (older brief)")
+        got = self.parse(decided=["the empty input: S3 raises"], open=["wording"])
+        self.assertEqual(got["dif"], [1, 1])
+        with self.assertRaisesRegex(BadOutput, "2 groups but no decided difference"):
+            self.parse(decided=[], open=["a space after the prefix"])
+        with self.assertRaisesRegex(BadOutput, "'open' must be a list of at most 20 strings"):
+            self.parse(decided=["x"], open="wording")
 
 
 class Withdraw(unittest.TestCase):

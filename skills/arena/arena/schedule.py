@@ -90,14 +90,16 @@ def merge_calls(st):
 
 def planned_waves(st):
     """Waves the run should take; init computes it once into the init event (older runs: here)."""
-    if st.get("plan_waves"):
+    # an early finish of the field leaves a smaller bracket than the one planned
+    n = entered(st) if st.get("field") else st["agents"]
+    if st.get("plan_waves") and n == st["agents"]:
         return st["plan_waves"]
     most = st.get("most_looks") if st["recheck"] is not None else None
     # a state says merge_on, the init event it is computed from says merge
     merge = bool(st.get("merge_on", st.get("merge")))
     if st["pack"]:
-        return packed_waves(st["agents"], st["wave"], st["baseline"], most, merge)[0]
-    return sum(r[5] for r in plan_rows(st["agents"], st["wave"], st["baseline"], merge))
+        return packed_waves(n, st["wave"], st["baseline"], most, merge)[0]
+    return sum(r[5] for r in plan_rows(n, st["wave"], st["baseline"], merge))
 
 
 PHASE_NAMES = {k.name: k.title for k in KINDS_IN_ORDER}

@@ -353,6 +353,8 @@ def refuse_issue(st, ev):
     for job in jobs:
         if job not in st["jobs"]:
             return "%s is not a job of run %s" % (str(job)[:40], st["run"])
+        if st["jobs"][job]["s"] == READY and waits_for_held(st, job):
+            return "%s is held until the early look at the field has its answer; run next" % job
         if st["jobs"][job]["s"] != READY or not deps_done(st, job):
             return "%s is not ready to hand out (it is %s%s)" % (
                 job, st["jobs"][job]["s"], "" if deps_done(st, job) else ", and waits for the jobs it reads")
@@ -854,9 +856,12 @@ def start_field_look(st):
     st["field"] = {"at": len(written), "agents": solved, "how": "probe" if st["run_code"] else "matches",
                    "why": None, "choice": None, "withdrawn": []}
     if st["run_code"]:
-        if len(solved) < 2 or budget.capped(st) and not budget.affordable(st, 1, "probe"):
-            release_field(st, "no probe: %s" % ("fewer than two solutions to run" if len(solved) < 2
-                                                 else "the budget leaves no room for it"))
+        if len(solved) < 2:
+            release_field(st, "no probe: fewer than two solutions to run")
+            return
+        if budget.capped(st) and not budget.affordable(st, 1, "probe"):
+            budget.cut(st, "probe-r0: the early look at the field skipped for the budget")
+            release_field(st, "no probe: the budget leaves no room for it")
             return
         add_job(st, probe_id(0))
         return
