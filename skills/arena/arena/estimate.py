@@ -282,7 +282,7 @@ def plan_table(n, wave, baseline=False, recheck=True, merge=False):
         waves2, _ = packed_waves(n, wave, baseline, most_looks=MOST_LOOKS, merge=merge)
         out.append("more looks (none after a first look that finds the two equivalent; otherwise a second at close "
                    "matches and in rounds small enough to judge twice in one wave, a third when two split, three of "
-                   "five in the last two rounds):")
+                   "five in the last two rounds; equal looks outnumbering the rest end a match as a tie):")
         out.append("  about %s, %d calls in all (x%.2f), about %d packed waves"
                    % (plural(extra, "more judge call"), calls + extra, (calls + extra) / float(calls), waves2))
     return "\n".join(out)
