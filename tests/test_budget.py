@@ -252,7 +252,7 @@ class Caps(unittest.TestCase):
         _, out, _ = run_cli(["plan", "--agents", "100", "--max-calls", "300"], cwd)
         self.assertIn("at most 50 agents fit (295 calls)", out)
         _, out, _ = run_cli(["plan", "--agents", "100", "--max-calls", "620"], cwd)
-        self.assertIn("the bracket's 595 fit; of the about 44 later looks about 25 fit", out)
+        self.assertIn("the bracket's 595 fit; of the about 46 later looks about 25 fit", out)
         code, _, err = run_cli(["plan", "--max-tokens", "lots"], cwd, check=False)
         self.assertEqual(code, 2)
 
