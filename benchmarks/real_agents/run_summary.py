@@ -22,6 +22,7 @@ def main(argv=None):
     with open(os.path.join(base, "state.json"), encoding="utf-8") as f:
         st = json.load(f)["state"]
     calls = sum(1 for info in st["jobs"].values() if info["s"] == "done")
+    minutes = job_minutes(base)
     print("run %s: %d agents entered of %d, %d calls" % (run, st["agents"] - len((st.get("field") or {}).get(
         "withdrawn", [])), st["agents"], calls))
     for rnd in st["rounds"]:
@@ -57,7 +58,27 @@ def main(argv=None):
                                                         st["settle"]["choice"]))
     print("ships: %s, %s" % (st.get("ship") or st.get("champion"), st["sol"].get(st.get("ship") or
                                                                              st.get("champion"))))
+    for kind, values in sorted(minutes.items()):
+        values.sort()
+        print("minutes per %s: median %.1f over %d (from hand-out to collection)" % (
+            kind, values[len(values) // 2], len(values)))
     return 0
+
+
+def job_minutes(base):
+    """{job kind: [minutes from a job's hand-out to its collection]}, from the journal."""
+    out, issued = {}, {}
+    with open(os.path.join(base, "journal.jsonl"), encoding="utf-8") as f:
+        for line in f:
+            ev = json.loads(line)
+            if ev["e"] == "issue":
+                for job in ev["jobs"]:
+                    issued[job] = ev["at"]
+            elif ev["e"] == "done" and ev["job"] in issued and "at" in ev:
+                kind = "judge" if "-judge" in ev["job"] else ev["job"].split("-")[2] if ev["job"].startswith("r") \
+                    else ev["job"].split("-")[0]
+                out.setdefault(kind, []).append((ev["at"] - issued[ev["job"]]) / 60.0)
+    return out
 
 
 if __name__ == "__main__":
