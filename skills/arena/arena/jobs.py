@@ -68,7 +68,7 @@ KINDS_IN_ORDER = (
          {"defence": 1, "solution": 1}, "read_defence",
          "defence_in", "defence_values"),
     Kind("judge", "judge", "judge", "judge", (("out/{job}.json", MAX_OTHER_BYTES, "verdict"),), 3, 1, 5, True,
-         "judges", "defences", None, None, "the match needs a decision by hand", 1640, 200,
+         "judges", "defences", None, None, "the match needs a decision by hand", 1820, 240,
          {"solution": 2, "attack": 2, "defence": 2}, {"verdict": 1}, "read_verdict", "judge_arrived", "judging_values"),
     Kind("final", "final", "baseline check", "final", (("out/{job}.json", MAX_OTHER_BYTES, "verdict"),), 3, 1, 5,
          True, "judges", "shipped", {"missing": True}, ("", 200), "the baseline check is left to you", 1210, 60,
