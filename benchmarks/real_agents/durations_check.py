@@ -77,20 +77,15 @@ def main(argv):
             continue
         right = total = 0
         wrong = []
-        for t in texts + [None, 5]:
-            total += 1
-            want, got = outcome(ref_parse, t), outcome(space["parse_duration"], t)
-            if want == got:
-                right += 1
-            elif len(wrong) < 3:
-                wrong.append("parse %r: %s, want %s" % (t, got, want))
-        for n in ints:
-            total += 1
-            want, got = outcome(ref_format, n), outcome(space["format_duration"], n)
-            if want == got:
-                right += 1
-            elif len(wrong) < 3:
-                wrong.append("format %r: %s, want %s" % (n, got, want))
+        for name, ref, fn, args in (("parse", ref_parse, space["parse_duration"], texts + [None, 5]),
+                                    ("format", ref_format, space["format_duration"], ints)):
+            for arg in args:
+                total += 1
+                want, got = outcome(ref, arg), outcome(fn, arg)
+                if want == got:
+                    right += 1
+                elif len(wrong) < 3:
+                    wrong.append("%s %r: %s, want %s" % (name, arg, got, want))
         print("%s: %d of %d cases right (%.2f%%)%s" % (path, right, total, 100.0 * right / total,
                                                       "; " + "; ".join(wrong) if wrong else ""))
 
