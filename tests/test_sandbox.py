@@ -300,8 +300,12 @@ sys.path.insert(0, %r)
 from arena.sandbox import descendants, kill_tree
 assert os.readlink("/proc/self") != str(os.getpid()), "not in a pid namespace of its own"
 child = subprocess.Popen(["sh", "-c", "sleep 30 & sleep 30 & wait"])
-time.sleep(0.5)
+# the shell starts its two sleeps when the machine lets it: wait for them, however long that takes
+deadline = time.time() + 50
 below = descendants(child.pid)
+while len(below) < 2 and time.time() < deadline:
+    time.sleep(0.05)
+    below = descendants(child.pid)
 kill_tree(child.pid)
 child.wait()
 print(os.getpid(), child.pid, below)
