@@ -103,10 +103,11 @@ def is_equivalent(v, m):
 
 
 def is_equal_vote(v, m, margin):
-    """A look that counts for neither side: it found no decided difference, or its totals are
-    within margin points (base.EQUAL_MARGIN; a run records the margin it started with, None for
-    a run from before equal votes, whose looks count only for a side), with FATAL flagged on
-    both sides or on neither."""
+    """A look that found the two equal: no decided difference, or totals within margin points
+    (base.EQUAL_MARGIN; a run records the margin it started with, None for a run from before
+    equal votes, which has none), with FATAL flagged on both sides or on neither. It still
+    counts for the side it favours toward a majority; equal votes outnumbering the rest make
+    a tie (ended_equal)."""
     if margin is None:
         return False
     a, b = m["a"], m["b"]

@@ -2,8 +2,9 @@
 
 A state is plain JSON-able data (docs/state.md lists every key); it changes only through
 apply(state, event), so replaying the journal rebuilds it exactly. This module owns rounds,
-matches, job statuses, retries and fallbacks, the ratings later rounds are paired by, and
-when a match is decided (the rules themselves are judging.py's). It never reads or writes
+matches, job statuses, retries and fallbacks, the ratings later rounds are paired by, when a
+match is decided (the rules themselves are judging.py's), settle offers and the early look at
+the field. It never reads or writes
 files: storage.py persists it, outputs.py turns files into events.
 """
 
