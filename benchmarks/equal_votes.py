@@ -39,7 +39,7 @@ def cells_of(args):
     of each (setting, field) is what the others are compared with."""
     settings = args.settings.split(",")
     if args.field_look:
-        look = field_look_size(args.n, 10)
+        look = field_look_size(10)
         fields = [("all different", 0.0, 0), ("50% equal", 0.5, 0), ("90% equal", 0.9, 0), ("100% equal", 1.0, 0),
                   ("3 better above an 80% equal", 0.8, 3)]
         return [((s, f, name), dict(judging.PLAIN, equal=e, above=above, settle="auto", run_code=True, field_look=k))
@@ -81,7 +81,7 @@ def main(argv=None):
     print()
     if args.field_look:
         print("%d runs per cell, N = %d, W = 10, seed %d, --run-code, every offer taken; the early look waits for "
-              "the first %d solutions." % (args.runs, args.n, args.seed, field_look_size(args.n, 10)))
+              "the first %d solutions." % (args.runs, args.n, args.seed, field_look_size(10)))
         print()
         print("| judge | field | rule | P(best) | vs whole field | P(top 3) | calls | calls vs whole field | "
               "agents withdrawn |")

@@ -30,7 +30,7 @@ def play(test, n, seed, *extra, answer=("finish", "continue"), **agent_args):
 
 class WhenItComes(unittest.TestCase):
     def test_the_look_waits_for_two_waves_and_needs_twice_that_many_agents(self):
-        self.assertEqual([field_look_size(32, w) for w in (1, 4, 10)], [8, 8, 20])
+        self.assertEqual([field_look_size(w) for w in (1, 4, 10)], [8, 8, 20])
         self.assertEqual(field_look_for(32, 4, "ask"), 8)
         self.assertEqual(field_look_for(15, 4, "ask"), None, "8 of 15 would save too little")
         self.assertEqual(field_look_for(16, 4, "auto"), 8)

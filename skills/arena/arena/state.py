@@ -832,7 +832,7 @@ def choose(st, choice):
 
 # ---------------------------------------------------------------- before the field is written: an early look
 
-def field_look_size(agents, wave):
+def field_look_size(wave):
     """First solutions the early look at the field waits for: two waves' worth, and at least 8."""
     return max(2 * wave, 8)
 
@@ -840,7 +840,7 @@ def field_look_size(agents, wave):
 def field_look_for(agents, wave, settle):
     """The init event's field_look: the first solutions to look at before writing the rest, or
     None when no offer may come (--settle never) or the look would save less than it waits for."""
-    k = field_look_size(agents, wave)
+    k = field_look_size(wave)
     return k if settle != "never" and agents - k >= k else None
 
 

@@ -281,7 +281,7 @@ def early_look_text(st):
 
 def field_look_line(n, wave, settle, run_code):
     """When the early look at the field comes, for plan (state.field_look_for decides it)."""
-    k = field_look_size(n, wave)
+    k = field_look_size(wave)
     if field_look_for(n, wave, settle) is None:
         why = "--settle never" if settle == "never" else "it needs at least %d agents, twice the %d first solutions " \
             "it waits for" % (2 * k, k)
