@@ -53,6 +53,10 @@ MOST_LOOKS = (3, 5)
 EQUAL_MARGIN = 0
 
 
+# Most entries a run's bench keeps (bench.py; one of them the scorer).
+BENCH_ENTRIES = 10
+
+
 # Rounds with at most this many agents are the last two (semifinal and final).
 LATE_FIELD = 4
 

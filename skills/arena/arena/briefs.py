@@ -18,6 +18,7 @@ from .jobs import (FINAL, KIND, MAX_SOLUTION_BYTES, agent_of, attack_id, probe_i
 from .state import card_of, find_match, judges_of, judge_sides, opponent, path_of
 from .storage import atomic_write
 from .outputs import BadOutput, HEADER, read_output
+from .bench import MOST_ENTRIES, SCORE_MARGIN, SCORER_SECONDS, TEST_SECONDS
 from .sandbox import confinement, limits_text
 from .workspace import EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, point_reproducers, work_folder
 
@@ -379,7 +380,42 @@ def workspace_values(ctx, job):
     values["run_code"] = fill(load_template("part-run-code-" + code), values).rstrip("\n")
     values["workspace"] = fill(load_template("part-workspace"), values).rstrip("\n")
     values["evidence"] = fill(load_template("part-evidence-" + code), values).rstrip("\n")
+    values["bench"] = bench_part(st, kind, values)
     return values
+
+
+# What a job of each kind runs the bench on, and what it does with the results.
+BENCH_USE = {
+    "atk": ("the solution you attack (`target`) and on yours (`yours`)",
+            "Run it first. A test the target fails and yours passes is an attack: name the entry and the failed "
+            "case, and the judge will see the same result. Do not rebuild what the bench covers; look for what it "
+            "does not."),
+    "def": ("your revision (`yours`, once you have written it; your current solution before) and your opponent's "
+            "(`opponent`)",
+            "Run it on your revision before you finish: a failed case there is a flaw the judge will see."),
+    "judge": ("both revised solutions, under their labels",
+              "Run it first. Put every entry it marks decided in your `decided` list, with the side it supports, "
+              "and score it under correctness and completeness; if you find the entry itself wrong about what the "
+              "task decides, name it instead in an object `disputed`, with why, like `\"disputed\": {\"b02\": "
+              "\"the task leaves the error type open\"}`. The engine refuses a verdict that does neither, and one "
+              "written before the bench ran. Do not rebuild what the bench covers: spend your minutes on what it "
+              "does not."),
+    "probe": ("every solution, under its label",
+              "Run it first: solutions an entry splits (one passes every case, another fails) behave differently "
+              "where the task decides. Do not rebuild what it covers: spend your minutes on what it does not."),
+}
+
+
+def bench_part(st, kind, values):
+    """The bench section of an attack, defence, judge or probe brief of a --run-code run; ''
+    for other jobs and runs."""
+    if not st.get("bench_on") or kind not in BENCH_USE:
+        return ""
+    sides, use = BENCH_USE[kind]
+    return fill(load_template("part-bench"), dict(
+        values, bench_sides=sides, bench_use=use, bench_margin="%g%% of the larger" % (100 * SCORE_MARGIN),
+        bench_test_seconds=str(TEST_SECONDS), bench_scorer_seconds=str(SCORER_SECONDS),
+        bench_most=str(MOST_ENTRIES))).rstrip("\n") + "\n\n"
 
 
 def write_conductor_brief(run, st):

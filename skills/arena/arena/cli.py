@@ -20,13 +20,13 @@ import time
 from .base import (ArenaError, DEFAULT_AGENTS, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_LANE_WAIT, DEFAULT_RECHECK,
                    DEFAULT_WAVE, EQUAL_MARGIN, MAX_WAVE, MODELS, MOST_LOOKS, QUICK_AGENTS, plural, read_text, rng_for)
 from .cards import card_count as cards_allow, card_names, card_sizes, load_cards, load_rubric, model_counts
-from .jobs import (DONE, ISSUED, KINDS_IN_ORDER, OPEN, READY, STUCK, attack_id, count_in, defence_id, job_kind, outputs_of, parse_job,
-                   round_of)
+from .jobs import (DONE, ISSUED, KIND, KINDS_IN_ORDER, OPEN, READY, STUCK, agent_of, attack_id, count_in, defence_id, job_kind,
+                   judge_copy, match_of, outputs_of, parse_job, round_of)
 from .state import (alive_agents, bracket_rounds, card_of, deps_done, entered, field_look_for, field_offered, find_match, model_of, model_table,
                     new_state, opponent, path_of)
 from .storage import Run, atomic_write, find_run
 from .context import Context, open_run
-from .outputs import attacks_on, changed_since_collected, check_output
+from .outputs import attacks_on, changed_since_collected, check_output, label_tries
 from .briefs import last_judged_copy, load_template, write_brief, write_conductor_brief, write_lane_brief
 from .schedule import planned_waves
 from .wording import (unplayed_lines, baseline_verdict, code_lines, fatal_note, field_look_line, field_text, fixes_text, looks_text, merge_lines, mix_text,
@@ -34,6 +34,7 @@ from .wording import (unplayed_lines, baseline_verdict, code_lines, fatal_note, 
                       spend_lines)
 from .decision import collect_and_advance, lane_step, plan_next
 from .audit import RECORDS, digest, fingerprint, load_record, tree_changes
+from .bench import COMMAND_SECONDS as BENCH_SECONDS, report_lines as bench_lines, run_bench
 from .sandbox import env_names, home_changes, home_snapshot, run_script, temp_changes, temp_snapshot
 from .workspace import EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, format_minutes, parse_job_minutes, resolve_in, work_folder
 from .estimate import (ASSUMED, budget_lines, estimate_tokens, format_estimate, job_counts, measured_sizes, per_call,
@@ -154,6 +155,7 @@ def cmd_init(args):
           "pack": not args.no_pack, "batch_waves": args.batch_waves,
           "mode": "direct" if args.direct else "conductor" if args.waves else "lanes", "lane_jobs": args.lane_jobs,
           "sizes": list(sizes), "run_code": bool(args.run_code), "minutes": minutes,
+          "bench": bool(args.bench and args.run_code),
           "pairing": "rated", "most_looks": list(MOST_LOOKS), "equal_margin": EQUAL_MARGIN, "per_call": each,
           "max_calls": args.max_calls, "max_tokens": args.max_tokens, "settle": args.settle,
           "merge": args.merge == "on", "run_code_env": args.run_code_env,
@@ -598,6 +600,67 @@ def cmd_exec(args):
             ", ".join(shown), ", ..." if len(ran["outside"]) > 10 else ""))
 
 
+def bench_job_sides(ctx, job):
+    """[(label, text to run, text results are kept by)] of the solutions a job runs the bench on:
+    a judging job's blinded copies under its labels, an attacker's target and its own, a
+    defender's revision (once written) and its opponent's."""
+    st, run = ctx.st, ctx.run
+    raw = lambda agent: read_text(run.path(st["sol"][agent]))
+    kind = job_kind(job)
+    if kind in ("judge", "probe"):
+        sides, names = label_tries(st, job)[0]
+        out = []
+        for side, name in zip(sides, names):
+            copy = run.path(judge_copy(job, name, "solution"))
+            out.append((name, read_text(copy) if os.path.isfile(copy) else raw(side), raw(side)))
+        return out
+    m = find_match(st, match_of(job))
+    who = agent_of(job)
+    other = opponent(m, who)
+    if kind == "atk":
+        return [("target", raw(other), raw(other)), ("yours", raw(who), raw(who))]
+    revised = run.path(outputs_of(job)[1])
+    mine = read_text(revised) if os.path.isfile(revised) and not os.path.islink(revised) else raw(who)
+    return [("yours", mine, mine), ("opponent", raw(other), raw(other))]
+
+
+def cmd_bench(args):
+    with open_run(args.run) as ctx:
+        st = ctx.st
+        if not st.get("bench_on"):
+            raise ArenaError("run %s keeps no bench (it was started without --run-code and --bench); test what you "
+                             "need yourself" % st["run"])
+        info = st["jobs"].get(args.job)
+        if info is None:
+            raise ArenaError("run %s has no job %r; use the job id your brief names" % (st["run"], args.job[:40]))
+        if info["s"] != ISSUED:
+            raise ArenaError("job %s is not handed out now; the bench runs only for a job while its agent works on it"
+                             % args.job)
+        if job_kind(args.job) not in ("atk", "def", "judge", "probe"):
+            raise ArenaError("job %s is a %s; the bench runs for attacks, defences, judges and probes"
+                             % (args.job, KIND[job_kind(args.job)].word))
+        unknown = [e for e in args.entry if e not in {b["id"] for b in st["bench"]}]
+        if unknown:
+            raise ArenaError("the bench has no entry %s; it has %s" % (
+                unknown[0][:20], ", ".join(b["id"] for b in st["bench"]) or "none yet"))
+        if not st["bench"]:
+            print("the bench is empty: no job has added a test or a scorer yet; test what you need yourself, and "
+                  "add what decides something to the bench (your brief says how)")
+            return 0
+        sides = bench_job_sides(ctx, args.job)
+        folder = ctx.run.path(work_folder(args.job))
+    # the run is not locked while the entries run, as for exec
+    results = run_bench(ctx.run, st, sides, folder, only=set(args.entry))
+    labels = [label for label, _, _ in sides]
+    print("bench: %d entr%s, run on %s; each result is kept by solution, so every job sees the same figures"
+          % (len(results), "y" if len(results) == 1 else "ies", " and ".join(labels)))
+    for line in bench_lines(st, results, labels):
+        print(line)
+    if any(r is None for row in results.values() for r in row.values()):
+        print("some entries were not run in this command's %d seconds: run it again, it goes on where it stopped"
+              % BENCH_SECONDS)
+
+
 def cmd_check(args):
     """Check one handed-out job's output files as collect will, changing nothing."""
     run = find_run(args.run)
@@ -921,6 +984,8 @@ def build_parser():
     c.add_argument("--baseline-file")
     c.add_argument("--run", help="folder name under .arena/ (default: date-time and seed)")
     c.add_argument("--final-judges", type=int, choices=(1, 3), default=1, help="judges for the final match")
+    # the bench (docs/code-tasks.md): off until it is measured with real sub-agents
+    c.add_argument("--bench", action="store_true", help=argparse.SUPPRESS)
     c.add_argument("--no-pack", action="store_true", help="one phase per wave, as the per-phase table counts")
     c.add_argument("--direct", action="store_true", help="the main session runs every wave itself")
     c.add_argument("--waves", action="store_true", help="a conductor runs waves (no lanes)")
@@ -984,6 +1049,10 @@ def build_parser():
                    help="seconds before the script is killed (default %d, at most %d)" % (EXEC_SECONDS, EXEC_MAX_SECONDS))
     c.add_argument("file", help="the script, in the job's work folder")
     c.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
+    c = command("bench", cmd_bench, "run the run's bench (its kept tests and scorer) on the solutions a job works "
+                "with, confined as exec; prints each result and what it decides (runs with --run-code only)", "run")
+    c.add_argument("--job", required=True, help="the job whose solutions to run it on")
+    c.add_argument("--entry", action="append", default=[], metavar="ID", help="only this entry (b01, ...); repeatable")
     return p
 
 

@@ -10,8 +10,9 @@ import json
 import os
 import re
 
+from . import bench
 from .attacks import LABEL_OF, FormatError, labels_of, read_attacks
-from .base import ArenaError, read_text
+from .base import BRACKET, ArenaError, read_text
 from .jobs import (DONE, FINAL, ISSUED, KIND, agent_of, attack_id, job_kind, match_of, output_limits, outputs_of,
                    status)
 from .state import find_match, judge_sides, opponent
@@ -216,6 +217,13 @@ def parse_verdict(text, job, labels, rubric, path, earlier=()):
     if decided is not None:
         # counts only: the differences themselves stay in the verdict file, for the report
         found["dif"] = [len(decided), len(open_)]
+        found["decided_list"] = decided
+    disputed = v.get("disputed", {})
+    if not isinstance(disputed, dict) or not all(isinstance(k, str) and isinstance(x, str) and x.strip()
+                                                 for k, x in disputed.items()):
+        raise BadOutput("%s: 'disputed' must map bench entry ids to why each misreads the task, like "
+                        "{\"b02\": \"the task leaves the error type open\"}" % path)
+    found["disputed"] = disputed
     if equivalent:
         found["eq"] = True
     if "reproduced" in v:
@@ -317,13 +325,68 @@ def label_tries(st, job):
 
 
 def read_probe(ctx, job, texts, shown):
-    return parse_probe(texts[0], job, label_tries(ctx.st, job), shown[0])
+    return with_bench(ctx, job, parse_probe(texts[0], job, label_tries(ctx.st, job), shown[0]))
+
+
+def with_bench(ctx, job, out):
+    """out with the bench entries the job lists in its work folder's bench.json, checked
+    (bench.read_marks; their texts still in, for collect_events to copy)."""
+    if not ctx.st.get("bench_on"):
+        return out
+    try:
+        marks = bench.read_marks(ctx.run.path(work_folder(job)), os.path.join(ctx.run.dir, work_folder(job)))
+    except bench.BenchError as e:
+        raise BadOutput(str(e))
+    if marks:
+        out["bench"] = marks
+    return out
+
+
+def bench_sides(ctx, sides, names):
+    """[(label, the text bench results are kept by)] of a judging job's sides: each side's
+    latest solution as the engine holds it, whatever copy a job ran the bench on."""
+    return [(name, read_text(ctx.run.path(ctx.st["sol"][side]))) for side, name in zip(sides, names)
+            if ctx.st["sol"].get(side)]
+
+
+def bench_checked(ctx, job, v, sides, names, path):
+    """A look's bench results: {entry: {side: compact result}} and {entry: side} of those that
+    decide. Refused when an entry the bench had at hand-out has no result for a side (the judge
+    did not run it), or when an entry decides for a side the verdict neither supports in
+    'decided' nor names in 'disputed'."""
+    st = ctx.st
+    had = st["jobs"][job].get("bn", 0)
+    if not had:
+        return {}, {}
+    keyed = bench_sides(ctx, sides, names)
+    results = bench.kept_bench(ctx.run, st, keyed)
+    missing = [e["id"] for e in st["bench"][:had] if any(results[e["id"]].get(n) is None for n, _ in keyed)]
+    if missing:
+        raise BadOutput("%s: the bench was not run on both solutions (%s); run `%s bench --run %s --job %s` "
+                        "first, then judge with its results" % (path, ", ".join(missing), bench_command(), st["run"],
+                                                                job))
+    decides = bench.decisions(st, results, list(names))
+    supported = {d["supports"] for d in v.get("decided_list", [])}
+    disputed = v.get("disputed", {})
+    for eid, label in sorted(decides.items()):
+        if label not in supported and eid not in disputed:
+            raise BadOutput("%s: bench entry %s decides for %s (%s); list that difference in 'decided' with "
+                            "\"supports\": \"%s\", or say in 'disputed' why %s misreads the task"
+                            % (path, eid, label, bench.entry_of(st, eid)["for"], label, eid))
+    by_name = {n: s for s, n in zip(sides, names)}
+    kept = {eid: {by_name[n]: bench.compact(bench.entry_of(st, eid), r) for n, r in row.items()}
+            for eid, row in results.items() if any(r is not None for r in row.values())}
+    return kept, {eid: by_name[label] for eid, label in decides.items()}
+
+
+def bench_command():
+    return 'python3 -S "%s"' % BRACKET
 
 
 def read_attack(ctx, job, texts, shown):
     """An attack list: its labels, and with --run-code the reproducers it carries."""
     body = strip_header(texts[0], job, shown[0])
-    out = {"labels": labels_of(parse_attacks(body, shown[0]))}
+    out = with_bench(ctx, job, {"labels": labels_of(parse_attacks(body, shown[0]))})
     if ctx.st.get("run_code"):
         try:
             reproducers = find_reproducers(body, ctx.run.path(work_folder(job)), shown[0])
@@ -348,7 +411,7 @@ def read_defence(ctx, job, texts, shown):
     done = {"ans": ans, "sol": outputs_of(job)[1]}
     if also:
         done["also"] = also
-    return done
+    return with_bench(ctx, job, done)
 
 
 def read_verdict(ctx, job, texts, shown):
@@ -376,6 +439,13 @@ def read_verdict(ctx, job, texts, shown):
         by_side["dif"] = v["dif"]
     if reproduced:
         by_side["rep"] = {s: reproduced[n] for s, n in zip(sides, names) if reproduced.get(n)}
+    if job != FINAL and st.get("bench_on"):
+        kept, decides = bench_checked(ctx, job, v, sides, names, shown[0])
+        if kept:
+            by_side["bn"] = kept
+        if decides:
+            by_side["bd"] = decides
+        with_bench(ctx, job, by_side)
     if job == FINAL:  # judges' reasons stay in their files; the one final reason is shown by winner
         by_side["why"] = v["why"]
     return by_side
@@ -399,6 +469,9 @@ def collect_events(ctx, retry=False, only=None):
         seen = []
         verdict, detail = check_output(ctx, job, seen)
         if verdict == "done":
+            if detail.get("bench"):
+                # the files go to bench/ now; the journal keeps where, never their texts
+                detail["bench"] = bench.copy_in(ctx.run, detail["bench"])
             events.append({"e": "done", "job": job, "out": detail})
             kept[job] = seen
         elif verdict == "fail":

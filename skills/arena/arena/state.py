@@ -12,11 +12,11 @@ files: storage.py persists it, outputs.py turns files into events.
 from fractions import Fraction
 
 from . import budget
-from .base import ArenaError, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, below, rng_for, shuffled
+from .base import ArenaError, BENCH_ENTRIES, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, below, rng_for, shuffled
 from .cards import PARTS, deal_cards, deal_models
 from .jobs import (CANCELLED, DONE, FINAL, ISSUED, KIND, MERGE, MERGE_CALLS, OPEN, READY, STUCK, TRIES, agent_ids, agent_of, attack_id,
                    challenger_id, competitor_jobs, defence_id, is_done, job_kind, judge_id, look_of, match_id, match_of,
-                   new_record, probe_id, round_of, spawn_id, status, writer_of)
+                   new_record, parse_job, probe_id, round_of, spawn_id, status, writer_of)
 from .judging import (PROBE_SHARE, SETTLE_SHARE, at_least, decide, ended_equal, first_looks as round_first_looks,
                       is_close, is_equivalent, looks_after_first, merge_verdicts, most_looks_in, round_kind, equal_votes,
                       wants_more)
@@ -55,7 +55,8 @@ def new_state(ev, sizes):
         "spend": {}, "cuts": [], "cuts_shown": 0,
         "settle_mode": ev.get("settle", "never"), "settle": None, "merge_on": bool(ev.get("merge")), "merged": None,
         "ship": None, "last": None, "equal_margin": ev.get("equal_margin"),
-        "field_look": ev.get("field_look"), "field": None,
+        "field_look": ev.get("field_look"), "field": None, "bench": [],
+        "bench_on": bool(ev.get("bench")),
     }
     for a in ids:
         add_job(st, spawn_id(a))
@@ -70,7 +71,7 @@ def new_state(ev, sizes):
 # new_state sets them from the init event.
 LATER_KEYS = {"models": None, "run_code_env": [], "records": {}, "per_call": {}, "max_calls": None, "max_tokens": None, "spend": {}, "cuts": [], "cuts_shown": 0,
               "settle_mode": "never", "settle": None, "merge_on": False, "merged": None, "ship": None, "last": None,
-              "equal_margin": None, "field_look": None, "field": None}
+              "equal_margin": None, "field_look": None, "field": None, "bench": [], "bench_on": False}
 
 
 def upgrade(st):
@@ -485,6 +486,9 @@ def apply(st, ev, checked=True):
                 # one job for one lane, no wave: "ln" names the lane running it, "sh" is there
                 # until the lane has been shown the job (a lane command killed in between shows it again)
                 job["ln"], job["sh"] = lane, 0
+            if st["bench"] and job_kind(j) == "judge":
+                # the entries its look must have run on both sides (outputs.bench_checked)
+                job["bn"] = len(st["bench"])
             if j in ev.get("labels", {}):
                 if job.get("lab"):
                     # kept while the job is open: a late output of an earlier try is read with its own labels
@@ -541,17 +545,40 @@ def on_done(st, job, out):
     info = st["jobs"][job]
     info["s"] = DONE
     # only handed-out jobs need their wave or lane, the time they went out and earlier labels
-    for key in ("w", "ln", "sh", "at", "old"):
+    for key in ("w", "ln", "sh", "at", "old", "bn"):
         info.pop(key, None)
     if info.get("t") == 1:
         del info["t"]  # done at the first try: the common case stays small
     # solution paths live in st["sol"]; the summary keeps what the report and winner need
-    keep = {k: v for k, v in out.items() if k != "sol"}
+    keep = {k: v for k, v in out.items() if k not in ("sol", "bench")}
+    if out.get("bench"):
+        keep["bna"] = bench_in(st, job, out["bench"])
     if keep:
         st["summ"][job] = keep
     arrival = KIND[job_kind(job)].arrival
     if arrival:
         ARRIVALS[arrival](st, job, out)
+
+
+def bench_in(st, job, marks):
+    """Add a collected job's bench entries while the bench has room (base.BENCH_ENTRIES, one
+    scorer); the ids added, in order. The same marks add the same entries on every replay."""
+    added = []
+    for mark in marks:
+        have = st["bench"]
+        if len(have) >= BENCH_ENTRIES or (mark["kind"] == "scorer" and any(e["kind"] == "scorer" for e in have)) \
+                or any(e["dir"] == mark["dir"] for e in have):
+            continue
+        entry = dict(mark, id="b%02d" % (len(have) + 1), by=bench_author(st, job))
+        have.append(entry)
+        added.append(entry["id"])
+    return added
+
+
+def bench_author(st, job):
+    """Who added an entry, as a blind job may read it: the kind of job and its round."""
+    kind, rnd, _, _ = parse_job(job)
+    return "%s, round %d" % (KIND[kind].word, rnd)
 
 
 def spawn_in(st, job, out):
