@@ -6,12 +6,18 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import re
+import shlex
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "skills", "arena"))
 
 from arena import bench  # noqa: E402
+from arena.jobs import job_kind  # noqa: E402
+
+sys.path.insert(0, HERE)
+from standin import Orchestrator, StandIn, init_run, run_cli, state_of  # noqa: E402
 
 TEST = ("import json, re, sys\ncode = re.findall(r'```python\\n(.*?)```', open(sys.argv[1]).read(), re.S)[0]\n"
         "open('inc.py', 'w').write(code)\nimport inc\n"
@@ -107,6 +113,123 @@ class Command(unittest.TestCase):
         out = run("bench", "--run", "r", "--job", "spawn-a001")
         self.assertEqual(out.returncode, 2)
         self.assertIn("keeps no bench", out.stderr)
+
+
+# A bench test that fails any solution carrying the marker; the stand-in marks a002's solutions.
+MARKED = ("import json, sys\ntext = open(sys.argv[1], encoding='utf-8').read()\n"
+          "print(json.dumps({'cases': 1, 'failed': ['marked'] if 'BENCH' + 'FAIL' in text else []}))\n")
+
+
+class BenchStandIn(StandIn):
+    """The product's stand-ins, plus what a bench asks of them: a002 writes solutions the bench's
+    test fails, every attack lists that test, and a judge runs the bench (but the one named in
+    `skip` not on its first try) and supports in `decided` what the bench decided."""
+
+    def __init__(self, cwd, skip=()):
+        StandIn.__init__(self, cwd, seed=3, run_code=True, checks=False)
+        self.skip, self.bench_out = set(skip), {}
+
+    def __call__(self, call):
+        receipt = StandIn.__call__(self, call)
+        job = receipt.split()[1]
+        kind = job_kind(job)
+        with open(os.path.join(self.cwd, call["prompt"].split()[1]), encoding="utf-8") as f:
+            brief = f.read()
+        folder = re.search(r"Your work folder is `([^`]+)`", brief).group(1)
+        if job == "spawn-a002" or (kind == "def" and job.endswith("-a002")):
+            sol = "spawn-a002" if kind == "spawn" else job.replace("-def-", "-sol-")
+            with open(os.path.join(self.cwd, ".arena", "b", "out", sol + ".md"), "a", encoding="utf-8") as f:
+                f.write("\nBENCHFAIL\n")
+        elif kind == "atk":
+            self._write(folder + "marked.py", MARKED)
+            self._write(folder + "bench.json", json.dumps({"bench": [
+                {"kind": "test", "file": "marked.py", "for": "no marked solution (the task says so)"}]}))
+        elif kind == "judge":
+            if job in self.skip:
+                self.skip.discard(job)
+                return receipt
+            command = re.search(r"`(python3 -S \"[^\"]+\" bench --run \S+ --job \S+)`", brief)
+            if not command:
+                return receipt
+            out = subprocess.run(shlex.split(command.group(1)), cwd=self.cwd, capture_output=True, text=True,
+                                 timeout=120).stdout
+            self.bench_out[job] = out
+            won = re.findall(r"^  decided: for (\w+)$", out, re.M)
+            path = os.path.join(self.cwd, re.search(r"`(\.arena/[^`]+?/out/%s\.json)`" % re.escape(job), brief).group(1))
+            with open(path, encoding="utf-8") as f:
+                v = json.load(f)
+            if won:
+                for label in v["scores"]:
+                    top = label == won[0]
+                    v["scores"][label] = {c: (n if top else 0) for c, n in
+                                          re.findall(r"^- ([a-z]+) \((\d+)\):", brief, re.M) for n in [int(n)]}
+                    v["fatal"][label] = False
+                v.pop("equivalent", None)
+                v["decided"] = [{"difference": "the bench's test fails the other", "supports": won[0]}]
+                v["open"] = []
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(v, f)
+        return receipt
+
+
+class WholeRun(unittest.TestCase):
+    """A 4-agent --run-code --bench run played through the CLI, as an orchestrator plays it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cwd = init_run(cls, 4, 5, "--run-code", "--bench", "--merge", "off", "--direct", "--wave", "4",
+                           "--settle", "never", run="b")
+        cls.agent = BenchStandIn(cls.cwd, skip={"r1-m01-judge"})
+        Orchestrator(cls.cwd, cls.agent, "b", wave=4).play()
+        cls.st = state_of(cls.cwd, "b")
+        cls.winner = run_cli(["winner", "--run", "b"], cls.cwd)[1]
+
+    @classmethod
+    def addCleanup(cls, function, *args):  # init_run's folder lives as long as the class
+        cls._cleanups = getattr(cls, "_cleanups", []) + [(function, args)]
+
+    @classmethod
+    def tearDownClass(cls):
+        for function, args in reversed(getattr(cls, "_cleanups", [])):
+            function(*args)
+
+    def test_the_first_attack_adds_the_entry_and_a_copy_of_it_adds_nothing(self):
+        self.assertEqual([(e["id"], e["kind"], e["by"]) for e in self.st["bench"]], [("b01", "test", "attack, round 1")])
+        self.assertTrue(os.path.isfile(os.path.join(self.cwd, ".arena", "b", self.st["bench"][0]["dir"], "marked.py")))
+
+    def test_a_verdict_written_before_the_bench_ran_is_refused(self):
+        refused = os.listdir(os.path.join(self.cwd, ".arena", "b", "out", "refused"))
+        self.assertIn("r1-m01-judge.try1.json", refused)
+        self.assertEqual(self.st["jobs"]["r1-m01-judge"].get("t"), 2)
+
+    def test_every_look_at_the_marked_solution_records_the_decision_against_it(self):
+        looked = 0
+        for job, v in self.st["summ"].items():
+            if job_kind(job) != "judge" or "bn" not in v:
+                continue
+            looked += 1
+            sides = sorted(v["sc"])
+            marked = "a002" in sides
+            self.assertEqual(set(v["bn"]["b01"]), set(sides))
+            for side in sides:
+                self.assertEqual(v["bn"]["b01"][side], "0/1" if side == "a002" else "1/1")
+            self.assertEqual(v.get("bd"), {"b01": [s for s in sides if s != "a002"][0]} if marked else None, job)
+        self.assertGreaterEqual(looked, 3)
+        self.assertIn("a002", self.st["results"][[m for m in self.st["results"]
+                                                   if "a002" in (self.st["results"][m]["w"], self.st["results"][m]["l"])][0]]["l"])
+
+    def test_the_judge_saw_the_same_results_through_the_command(self):
+        seen = [out for out in self.agent.bench_out.values() if "decided: for" in out]
+        self.assertTrue(seen)
+        self.assertTrue(all("failed 1 of 1: marked" in out and "passed all 1" in out for out in seen))
+
+    def test_winner_and_report_show_the_bench(self):
+        self.assertIn("bench b01 test, no marked solution", self.winner)
+        run_cli(["report", "--run", "b"], self.cwd)
+        with open(os.path.join(self.cwd, ".arena", "b", "report.html"), encoding="utf-8") as f:
+            page = f.read()
+        self.assertIn('<section id="bench">', page)
+        self.assertIn("attack, round 1", page)
 
 
 if __name__ == "__main__":

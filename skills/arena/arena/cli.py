@@ -30,7 +30,7 @@ from .outputs import attacks_on, changed_since_collected, check_output, label_tr
 from .briefs import last_judged_copy, load_template, write_brief, write_conductor_brief, write_lane_brief
 from .schedule import planned_waves
 from .wording import (unplayed_lines, baseline_verdict, code_lines, fatal_note, field_look_line, field_text, fixes_text, looks_text, merge_lines, mix_text,
-                      lane_text, model_lines, next_text, pairing_text, points, progress_line, reproducer_note,
+                      lane_text, match_bench_lines, model_lines, next_text, pairing_text, points, progress_line, reproducer_note,
                       spend_lines)
 from .decision import collect_and_advance, lane_step, plan_next
 from .audit import RECORDS, digest, fingerprint, load_record, tree_changes
@@ -815,6 +815,8 @@ def print_match(ctx, m, res, champ):
         print("  %s %s -> %s%s" % (label, summary.strip()[:100], reply, "; " + note if note else ""))
     if res["how"] != "forfeit":
         print("  %s; %s" % (fixes_text(st, m, champ), fixes_text(st, m, opp)))
+    for line in match_bench_lines(st, m["id"], [champ, opp]):
+        print("  " + line)
 
 
 def print_final(st):

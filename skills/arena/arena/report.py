@@ -26,7 +26,7 @@ from .storage import atomic_write
 from .outputs import HEADER, attacks_on
 from .budget import ORCHESTRATION, SPEND_KINDS
 from .wording import (SPEND_NAMES, baseline_verdict, budget_lines, unplayed_lines, fatal_note, fixes_text, judges_on, looks_short, looks_text,
-                      merge_lines, minutes, mix_text, pairing_text, points, progress_line, reproducer_note, spend_lines,
+                      match_bench_lines, merge_lines, minutes, mix_text, pairing_text, points, progress_line, reproducer_note, spend_lines,
                       tokens)
 
 # Rounds with more matches than this start collapsed, so 2,160 agents stay usable.
@@ -157,7 +157,7 @@ class Report:
         first = next((line.strip() for line in task.splitlines() if line.strip()), "(no task.md)")
         title = "Arena %s: %s" % (st["run"], shortened(first, 80))
         body = [self.header(first, task), self.winner(), self.merge(), self.baseline(), self.solution(), self.bracket(),
-                self.spend(), self.models(),
+                self.bench(), self.spend(), self.models(),
                 self.agents(), self.glossary(), '<footer>Written by bracket.py report at %s. Links are relative to this file.'
                 '</footer>' % esc(time.strftime("%Y-%m-%d %H:%M"))]
         return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -282,6 +282,9 @@ class Report:
             why += '<p class="why muted">%s</p>' % esc(paired)
         if res and res["how"] in ("forfeit", "record") and res.get("why"):
             why += '<p class="why">%s</p>' % esc(res["why"])
+        bench = match_bench_lines(st, mid, [champ, opp])
+        if bench:
+            why += '<p class="why bench">%s</p>' % esc(" · ".join(bench))
         answers = st["summ"].get(defence_id(mid, champ), {}).get("ans", "")
         items = []
         for k, (label, summary) in enumerate(attacks_on(self.ctx, attack_id(mid, opp))):
@@ -543,6 +546,22 @@ class Report:
         return "pending: judges %d/%d" % (jd, jn)
 
     # -- what the run spent
+    def bench(self):
+        """What the run's bench holds (a --run-code run started with --bench): each entry, what it
+        checks and the kind of job that added it; each match's figures are in its step above."""
+        entries = self.st.get("bench") or []
+        if not self.st.get("bench_on"):
+            return ""
+        if not entries:
+            return '<section id="bench"><h2>The bench</h2><p class="muted">empty: no job added a test or a scorer</p></section>'
+        rows = "".join("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
+            esc(e["id"]), esc(e["kind"] + (", %s is better" % e["better"] if e.get("better") else "")), esc(e["for"]),
+            esc(e.get("by", ""))) for e in entries)
+        return ('<section id="bench"><h2>The bench</h2><p class="muted">Tests and the scorer jobs left for every later '
+                'look; the engine ran them on both sides of a match and kept each result by solution.</p><table>'
+                '<tr><th>entry</th><th>kind</th><th>what it checks</th><th>added by</th></tr>%s</table></section>'
+                % rows)
+
     def spend(self):
         st = self.st
         rows = []
