@@ -17,7 +17,7 @@ from arena import cli, outputs, workspace  # noqa: E402
 from arena.jobs import job_kind  # noqa: E402
 from arena.storage import Run  # noqa: E402
 from arena.workspace import PHASE_MINUTES, parse_job_minutes  # noqa: E402
-from arena.estimate import BRIEF_TOKENS, RUN_CODE_TOKENS  # noqa: E402
+from arena.estimate import BENCH_TOKENS, BRIEF_TOKENS, RUN_CODE_TOKENS  # noqa: E402
 from arena.base import ArenaError  # noqa: E402
 
 TASK = "Write calc.py: evaluate + - * / on integers, as Python does.\n"
@@ -105,6 +105,13 @@ class Briefs(Project):
             self.assertIn("checked in %s\ntemp inside: True\n[exit status 0 after" % job, out)
             self.assertTrue(os.path.isfile(os.path.join(cwd, ".arena", "t", "work", job, "check.py")))
         self.brief_sizes_as_estimated(cwd, briefs, RUN_CODE_TOKENS)
+
+    def test_bench_briefs_add_the_bench_section_the_estimate_counts(self):
+        cwd, agent, briefs = self.play("--run-code", "--bench", run_code=True)
+        for job, text in briefs.items():
+            self.assertEqual("## The bench" in text, job_kind(job) in ("atk", "def", "judge", "probe"), job)
+            self.assertNotIn("{{", text, job)
+        self.brief_sizes_as_estimated(cwd, briefs, {k: RUN_CODE_TOKENS[k] + BENCH_TOKENS[k] for k in RUN_CODE_TOKENS})
 
     def test_status_and_plan_say_whether_code_runs(self):
         cwd = self.project()

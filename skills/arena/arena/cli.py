@@ -109,7 +109,7 @@ def cmd_init(args):
         raise ArenaError("--run-code-env names variables for the scripts of --run-code; add --run-code or drop it")
     if args.direct and args.waves:
         raise ArenaError("--direct and --waves are two different loops; pick one")
-    each = per_call(tokens_of(task), ASSUMED, args.run_code)
+    each = per_call(tokens_of(task), ASSUMED, args.run_code, args.bench)
     refuse_small_caps(n, baseline is not None, args.max_calls, args.max_tokens, each, cards_allow(cards))
     for kind in BRIEF_TEMPLATES:
         load_template(kind)
@@ -540,9 +540,9 @@ def cmd_status(args):
             print("needs a decision by hand: %s (%s)" % (mid, why))
         calls = job_counts(st["agents"], st["wave"], st["baseline"], st["recheck"] is not None, st["merge_on"])
         task = tokens_of(read_text(run.path("task.md")))
-        run_code = bool(st.get("run_code"))
-        print(format_estimate(estimate_tokens(calls, task, measured_sizes(run, st), run_code), "measured"))
-        print(format_estimate(estimate_tokens(calls, task, ASSUMED, run_code), "assumed"))
+        run_code, bench = bool(st.get("run_code")), bool(st.get("bench_on"))
+        print(format_estimate(estimate_tokens(calls, task, measured_sizes(run, st), run_code, bench), "measured"))
+        print(format_estimate(estimate_tokens(calls, task, ASSUMED, run_code, bench), "assumed"))
         for line in spend_lines(st):
             print(line)
         for line in model_lines(st):

@@ -189,6 +189,7 @@ ASSUMED = {"solution": 1500, "attack": 600, "defence": 500, "verdict": 250}
 # keeps them within 10%), and what --run-code adds to it
 BRIEF_TOKENS = {k.name: k.brief_tokens for k in KINDS_IN_ORDER}
 RUN_CODE_TOKENS = {k.name: k.code_tokens for k in KINDS_IN_ORDER}
+BENCH_TOKENS = {k.name: k.bench_tokens for k in KINDS_IN_ORDER}
 
 
 CLIENT_TOKENS = 12000     # Claude Code's system prompt and tool definitions, per sub-agent
@@ -212,7 +213,7 @@ def job_counts(n, wave, baseline, recheck, merge=False):
     return counts
 
 
-def per_call(task, size=ASSUMED, run_code=False):
+def per_call(task, size=ASSUMED, run_code=False, bench=False):
     """{kind: [context at its first turn, output, input and output in all]} of one call.
 
     Each call reads the client's prompt, its brief and the task on every turn (mostly
@@ -223,14 +224,16 @@ def per_call(task, size=ASSUMED, run_code=False):
         # a probe reads some survivors' code (about eight solutions); the merge both finalists and their matches
         reads = sum(k * size[what] for what, k in kind.reads.items())
         writes = sum(k * size[what] for what, k in kind.writes.items())
-        start = CLIENT_TOKENS + kind.brief_tokens + (kind.code_tokens if run_code else 0) + task
+        start = CLIENT_TOKENS + kind.brief_tokens + task
+        if run_code:
+            start += kind.code_tokens + (kind.bench_tokens if bench else 0)
         out[kind.name] = [start, writes, TURNS * start + reads + writes]
     return out
 
 
-def estimate_tokens(calls, task, size, run_code=False):
+def estimate_tokens(calls, task, size, run_code=False, bench=False):
     """(input tokens, output tokens, sizes) for a whole run of these calls."""
-    each = per_call(task, size, run_code)
+    each = per_call(task, size, run_code, bench)
     tin = sum(k * (each[kind][2] - each[kind][1]) for kind, k in calls.items())
     tout = sum(k * each[kind][1] for kind, k in calls.items())
     return tin, tout, size

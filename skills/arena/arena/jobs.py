@@ -34,7 +34,8 @@ MAX_OTHER_BYTES = 256 * 1024
 
 
 class Kind(namedtuple("Kind", "name word title template outputs tries chain minutes judging runs_on after "
-                             "fallback why_kept given_up brief_tokens code_tokens reads writes check arrival brief")):
+                             "fallback why_kept given_up brief_tokens code_tokens reads writes check arrival brief "
+                             "bench_tokens", defaults=(0,))):
     """Everything the engine knows about one kind of job, in one place.
 
     name: as job ids and the state spell it; word: as users type it (--job-minutes, prompts);
@@ -46,7 +47,8 @@ class Kind(namedtuple("Kind", "name word title template outputs tries chain minu
     waits for (state.deps_of); fallback: the summary it records when every try failed (None:
     its match waits for a decision by hand); why_kept: the last refusal's reason kept in that
     summary, as (prefix, length), or None; given_up: what that fallback means, for the user; brief_tokens,
-    code_tokens: its brief's size without the task, and what --run-code adds (the estimate);
+    code_tokens, bench_tokens: its brief's size without the task, what --run-code adds and what the
+    bench's section adds beyond that (--bench; the estimate);
     reads, writes: what it reads beyond its brief and what it writes, in the estimate's size
     classes (solution, attack, defence, verdict); check, arrival,
     brief: the functions that read its output (outputs.py), apply it (state.py; None: nothing
@@ -60,22 +62,23 @@ KINDS_IN_ORDER = (
          "read_solution", "spawn_in", "competitor_values"),
     Kind("atk", "attack", "attack", "attack", (("out/{job}.md", MAX_OTHER_BYTES, "attack"),), 2, 3, 8, False,
          "competitor", "first solutions", {"labels": "", "missing": True}, None, "it counts as no attacks", 1170, 250,
-         {"solution": 2}, {"attack": 1}, "read_attack", None, "attack_values"),
+         {"solution": 2}, {"attack": 1}, "read_attack", None, "attack_values", bench_tokens=600),
     Kind("def", "defend", "defend", "defend", (("out/{job}.md", MAX_OTHER_BYTES, "defence"),
                                                ("out/{match}-sol-{agent}.md", MAX_SOLUTION_BYTES, "solution")),
          2, 2, 8, False, "competitor", "attacks", {"ans": "", "missing": True}, None,
          "the solution before it stands, with no answers", 1380, 60, {"solution": 1, "attack": 1},
          {"defence": 1, "solution": 1}, "read_defence",
-         "defence_in", "defence_values"),
+         "defence_in", "defence_values", bench_tokens=590),
     Kind("judge", "judge", "judge", "judge", (("out/{job}.json", MAX_OTHER_BYTES, "verdict"),), 3, 1, 5, True,
          "judges", "defences", None, None, "the match needs a decision by hand", 1820, 240,
-         {"solution": 2, "attack": 2, "defence": 2}, {"verdict": 1}, "read_verdict", "judge_arrived", "judging_values"),
+         {"solution": 2, "attack": 2, "defence": 2}, {"verdict": 1}, "read_verdict", "judge_arrived", "judging_values",
+         bench_tokens=690),
     Kind("final", "final", "baseline check", "final", (("out/{job}.json", MAX_OTHER_BYTES, "verdict"),), 3, 1, 5,
          True, "judges", "shipped", {"missing": True}, ("", 200), "the baseline check is left to you", 1210, 60,
          {"solution": 2}, {"verdict": 1}, "read_verdict", "final_in", "judging_values"),
     Kind("probe", "probe", "settle probe", "probe", (("out/{job}.json", MAX_OTHER_BYTES, "verdict"),), 2, 1, 8,
          True, "judges", "nothing", {"missing": True}, ("", 200), "no settle offer: the next round is paired", 1100,
-         60, {"solution": 8}, {"verdict": 1}, "read_probe", "probed", "probe_values"),
+         60, {"solution": 8}, {"verdict": 1}, "read_probe", "probed", "probe_values", bench_tokens=600),
     Kind("merge", "merge", "merge", "merge", (("out/merge.md", MAX_OTHER_BYTES, None),
                                               ("out/merge-sol.md", MAX_SOLUTION_BYTES, "solution")),
          2, 4, 15, False, "winner", "nothing", {"missing": True}, ("", 200), "no merge: the winner's text ships",
