@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "skills", "arena"))
 
 from arena import bench  # noqa: E402
 from arena.jobs import job_kind  # noqa: E402
+from arena.wording import match_bench_lines  # noqa: E402
 
 sys.path.insert(0, HERE)
 from standin import Orchestrator, StandIn, init_run, run_cli, state_of  # noqa: E402
@@ -224,7 +225,12 @@ class WholeRun(unittest.TestCase):
         self.assertTrue(all("failed 1 of 1: marked" in out and "passed all 1" in out for out in seen))
 
     def test_winner_and_report_show_the_bench(self):
-        self.assertIn("bench b01 test, no marked solution", self.winner)
+        self.assertRegex(self.winner, r"\n  bench b01 test: a00\d 1/1, a00\d 1/1\n")  # the winner never met a002
+        lost = [mid for mid, r in self.st["results"].items() if r["l"] == "a002"][0]
+        m = [m for r in self.st["rounds"] for m in r["matches"] if m["id"] == lost][0]
+        other = m["a"] if m["b"] == "a002" else m["b"]
+        self.assertEqual(match_bench_lines(self.st, lost, [other, "a002"]),
+                         ["bench b01 test: %s 1/1, a002 0/1; decided for %s" % (other, other)])
         run_cli(["report", "--run", "b"], self.cwd)
         with open(os.path.join(self.cwd, ".arena", "b", "report.html"), encoding="utf-8") as f:
             page = f.read()

@@ -10,7 +10,7 @@ It reads the state and never changes it.
 
 from . import budget
 from .base import plural
-from .bench import entry_title
+from .bench import fmt_score
 from .jobs import KIND, KINDS_IN_ORDER, READY, agent_of, job_kind, status
 from .sandbox import confinement_line, limits_text
 from .schedule import progress
@@ -137,6 +137,7 @@ def reproducer_note(st, mid, side, number):
 def match_bench_lines(st, mid, sides):
     """The bench in a match as its last look that ran it saw it: per entry, each side's result
     (cases passed of cases, a score, or error) and whom it decided for; [] when no look ran it.
+    What each entry checks is in the report's bench table (it would repeat under every match).
     Every look at the same solutions sees the same figures (results are kept by solution)."""
     seen = next((v for v in reversed(looks_of(st, mid)) if v.get("bn")), None)
     if not seen:
@@ -145,8 +146,11 @@ def match_bench_lines(st, mid, sides):
     lines = []
     for eid in sorted(seen["bn"]):
         row, won = seen["bn"][eid], seen.get("bd", {}).get(eid)
-        figures = ", ".join("%s %s" % (s, "not run" if row.get(s) is None else row[s]) for s in sides)
-        title = entry_title(entries[eid]) if eid in entries else eid
+        figures = ", ".join("%s %s" % (s, "not run" if row.get(s) is None else fmt_score(row[s])
+                                       if isinstance(row[s], (int, float)) else row[s]) for s in sides)
+        entry = entries.get(eid, {})
+        title = "%s %s" % (eid, entry.get("kind", "entry")) + (
+            " (%s is better)" % entry["better"] if entry.get("better") else "")
         lines.append("bench %s: %s%s" % (title, figures, "; decided for %s" % won if won else ""))
     return lines
 
