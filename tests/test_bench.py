@@ -91,6 +91,12 @@ class Decisions(unittest.TestCase):
         high = dict(low, better="higher")
         self.assertEqual(bench.decision(high, {"A": {"score": 100.0}, "B": {"score": 101.0}}, ["A", "B"]), "B")
 
+    def test_results_are_kept_by_the_solution_without_the_line_naming_its_job(self):
+        body = "Routes.\n```python\nx = 1\n```\n"
+        first = bench.solution_digest("<!-- arena job: spawn-a001 -->\n" + body)
+        self.assertEqual(first, bench.solution_digest("<!-- arena job: r1-m01-def-a001 -->\n" + body))
+        self.assertNotEqual(first, bench.solution_digest("<!-- arena job: spawn-a001 -->\n" + body + "y = 2\n"))
+
     def test_a_run_prints_what_its_kind_says_or_an_error(self):
         entry = {"kind": "test"}
         said = lambda text: bench.read_result(entry, {"status": 0, "limit": None, "text": text})

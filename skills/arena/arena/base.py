@@ -10,6 +10,9 @@ import os
 import random
 import re
 
+# The first line of every file a sub-agent writes: which job wrote it (outputs.strip_header).
+JOB_HEADER = re.compile(r"^\ufeff?<!-- arena job: ([A-Za-z0-9-]+) -->[ \t]*\r?\n?")
+
 
 # The skill folder: the engine package sits inside it, beside the editable data.
 SKILL_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -12,7 +12,7 @@ import re
 
 from . import bench
 from .attacks import LABEL_OF, FormatError, labels_of, read_attacks
-from .base import BRACKET, ArenaError, read_text
+from .base import BRACKET, JOB_HEADER, ArenaError, read_text
 from .jobs import (DONE, FINAL, ISSUED, KIND, agent_of, attack_id, job_kind, match_of, output_limits, outputs_of,
                    status)
 from .state import find_match, judge_sides, opponent
@@ -43,7 +43,7 @@ def read_output(path, limit):
         raise BadOutput("%s is not UTF-8 text" % path)
 
 
-HEADER = re.compile(r"^\ufeff?<!-- arena job: ([A-Za-z0-9-]+) -->[ \t]*\r?\n?")
+HEADER = JOB_HEADER
 
 
 def strip_header(text, job, path):
