@@ -545,7 +545,7 @@ class Report:
             return "pending: defences %d/%d" % (dd, dn)
         return "pending: judges %d/%d" % (jd, jn)
 
-    # -- what the run spent
+    # -- the bench
     def bench(self):
         """What the run's bench holds (a --run-code run started with --bench): each entry, what it
         checks and the kind of job that added it; each match's figures are in its step above."""
@@ -562,6 +562,7 @@ class Report:
                 '<tr><th>entry</th><th>kind</th><th>what it checks</th><th>added by</th></tr>%s</table></section>'
                 % rows)
 
+    # -- what the run spent
     def spend(self):
         st = self.st
         rows = []
