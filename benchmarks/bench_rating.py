@@ -17,7 +17,6 @@ A bench sd of 0 is a scorer that ranks exactly as the hidden check; real scorers
 """
 
 import argparse
-import multiprocessing
 import os
 import sys
 import time
@@ -72,18 +71,9 @@ def main(argv=None):
     args = p.parse_args(argv)
     settings = dict(judging.SETTINGS)
     pairings = ["totals", "drawn"] + [float(x) for x in args.bench_sd.split(",")]
-    tasks, owners = [], []
-    for name in args.settings.split(","):
-        for pairing in pairings:
-            for lo in range(0, args.runs, 50):
-                tasks.append((args.agents, args.seed, lo, min(args.runs, lo + 50), settings[name], pairing))
-                owners.append((name, pairing))
     start = time.time()
-    with multiprocessing.Pool(os.cpu_count() or 1) as pool:
-        parts = pool.map(batch, tasks, 1)
-    rows = {}
-    for owner, part in zip(owners, parts):
-        rows.setdefault(owner, []).extend(part)
+    rows = judging.play_cells(batch, {(name, pairing): (args.agents, args.seed, settings[name], pairing)
+                                      for name in args.settings.split(",") for pairing in pairings}, args.runs)
     print("bench_rating.py: %d agents, %d runs per cell, seed %d; P(best), P(top 3), calls; the change from "
           "rating by totals (the engine's rule) with two standard errors" % (args.agents, args.runs, args.seed))
     print("| judge | pairing | P(best) | P(top 3) | calls | vs totals: P(best) | P(top 3) |")

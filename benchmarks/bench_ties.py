@@ -15,7 +15,6 @@ of sd --scorer-sd. It prints P(best), P(top 3) and calls per cell.
 """
 
 import argparse
-import multiprocessing
 import os
 import sys
 import time
@@ -77,18 +76,9 @@ def main(argv=None):
     deciders = [None] + [float(x) for x in args.scorer_sd.split(",")]
     cells = [(int(n), name, float(band), sd) for n in args.agents.split(",") for name in args.settings.split(",")
              for band in args.bands.split(",") for sd in deciders]
-    tasks, owners = [], []
-    for cell in cells:
-        n, name, band, sd = cell
-        for lo in range(0, args.runs, 50):
-            tasks.append((n, args.seed, lo, min(args.runs, lo + 50), settings[name], band, sd))
-            owners.append(cell)
     start = time.time()
-    with multiprocessing.Pool(os.cpu_count() or 1) as pool:
-        parts = pool.map(batch, tasks, 1)
-    rows = {}
-    for owner, part in zip(owners, parts):
-        rows.setdefault(owner, []).extend(part)
+    rows = judging.play_cells(batch, {cell: (cell[0], args.seed, settings[cell[1]], cell[2], cell[3])
+                                      for cell in cells}, args.runs)
     print("bench_ties.py: %d runs per cell, seed %d; a look is equal when the qualities are within the band "
           "(field sd units); an equal match goes to the summed totals (the engine) or to the bench score; "
           "the change from the totals with two standard errors" % (args.runs, args.seed))

@@ -402,6 +402,22 @@ def measure(cells, runs, base, pool=None, chunk=50):
     return out
 
 
+def play_cells(batch, cells, runs, chunk=50):
+    """{key: [outcome per run]}: cells {key: (n, seed, more...)} played in chunks of runs on every
+    core, each chunk as batch((n, seed, lo, hi, more...)); for scripts with cells of their own."""
+    tasks, owners = [], []
+    for key, (n, seed, *more) in cells.items():
+        for lo in range(0, runs, chunk):
+            tasks.append((n, seed, lo, min(runs, lo + chunk)) + tuple(more))
+            owners.append(key)
+    with multiprocessing.Pool(os.cpu_count() or 1) as pool:
+        parts = pool.map(batch, tasks, 1)
+    rows = {key: [] for key in cells}
+    for owner, part in zip(owners, parts):
+        rows[owner].extend(part)
+    return rows
+
+
 def summary(rows, n, plain=None):
     """Rates and means of one cell; plain is the (a) cell for paired differences."""
     runs = float(len(rows))
