@@ -84,12 +84,41 @@ class Decisions(unittest.TestCase):
         self.assertIsNone(bench.decision(t, {"A": bad, "B": bad}, ["A", "B"]))
         self.assertIsNone(bench.decision(t, {"A": ok, "B": None}, ["A", "B"]))
 
-    def test_the_scorer_decides_only_beyond_its_margin(self):
+    def test_the_scorer_decides_only_beyond_its_margin_on_two_runs_of_each_side(self):
         low = {"kind": "scorer", "better": "lower"}
-        self.assertEqual(bench.decision(low, {"A": {"score": 100.0}, "B": {"score": 101.0}}, ["A", "B"]), "A")
-        self.assertIsNone(bench.decision(low, {"A": {"score": 100.0}, "B": {"score": 100.4}}, ["A", "B"]))
+        twice = lambda *runs: {"score": sum(runs) / len(runs), "runs": list(runs)}
+        self.assertEqual(bench.decision(low, {"A": twice(100, 100), "B": twice(101, 101)}, ["A", "B"]), "A")
+        self.assertIsNone(bench.decision(low, {"A": twice(100, 100), "B": twice(100.4, 100.4)}, ["A", "B"]))
         high = dict(low, better="higher")
-        self.assertEqual(bench.decision(high, {"A": {"score": 100.0}, "B": {"score": 101.0}}, ["A", "B"]), "B")
+        self.assertEqual(bench.decision(high, {"A": twice(100, 100), "B": twice(101, 101)}, ["A", "B"]), "B")
+        # one run each: a gap over the margin waits for the second runs, one within it needs none
+        once = {"A": {"score": 100.0}, "B": {"score": 101.0}}
+        self.assertIsNone(bench.decision(low, once, ["A", "B"]))
+        self.assertTrue(bench.needs_repeat(low, once, ["A", "B"]))
+        self.assertFalse(bench.needs_repeat(low, {"A": {"score": 100.0}, "B": {"score": 100.4}}, ["A", "B"]))
+        self.assertFalse(bench.needs_repeat(low, {"A": twice(100, 100), "B": {"score": 100.4}}, ["A", "B"]))
+        # the sides' spreads between their own runs widen the margin: 1 apart, spreads 0.8 + 0.4
+        wide = {"A": twice(99.6, 100.4), "B": twice(100.8, 101.2)}
+        self.assertIsNone(bench.decision(low, wide, ["A", "B"]))
+        self.assertEqual(bench.decision(low, dict(wide, B=twice(101.1, 101.5)), ["A", "B"]), "A")
+
+    def test_a_repeat_averages_the_runs_and_an_error_in_either_is_the_result(self):
+        first = bench.with_repeat(None, {"score": 10, "seconds": 1.0})
+        self.assertEqual(first["runs"], [10])
+        both = bench.with_repeat(first, {"score": 12, "seconds": 2.0})
+        self.assertEqual((both["score"], both["runs"], both["seconds"]), (11, [10, 12], 3.0))
+        self.assertIn("error", bench.with_repeat(first, {"error": "timed out after 60 s", "seconds": 60.0}))
+        self.assertEqual(bench.result_text({"kind": "scorer"}, both), "score 11 (the average of 10, 12)")
+
+    def test_scorer_figures_within_the_margin_are_a_measurement_not_an_open_difference(self):
+        st = {"bench": [{"id": "b01", "kind": "scorer", "for": "distance", "better": "lower"}]}
+        lines = bench.report_lines(st, {"b01": {"A": {"score": 100.0}, "B": {"score": 100.2}}}, ["A", "B"])
+        self.assertIn("not decided by the bench: 0.2 apart, within its margin of 0.501", lines[-1])
+        self.assertNotIn("open:", "\n".join(lines))
+        lines = bench.report_lines(st, {"b01": {"A": {"score": 100.0}, "B": {"score": 110.0}}}, ["A", "B"])
+        self.assertIn("not confirmed yet", lines[-1])
+        self.assertEqual(bench.unconfirmed(st, {"b01": {"A": {"score": 100.0}, "B": {"score": 110.0}}}, ["A", "B"]),
+                         ["b01"])
 
     def test_results_are_kept_by_the_solution_without_the_line_naming_its_job(self):
         body = "Routes.\n```python\nx = 1\n```\n"
@@ -104,6 +133,38 @@ class Decisions(unittest.TestCase):
         self.assertIn("error", said("no json"))
         self.assertIn("error", bench.read_result({"kind": "scorer"}, {"status": 0, "limit": None,
                                                                        "text": '{"score": NaN}'}))
+
+
+class FolderRun:
+    """What bench.run_bench needs of a run: its folder."""
+
+    def __init__(self, folder):
+        self.dir = folder
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)
+
+
+# A scorer whose score is the number on the solution's last line.
+BY_TEXT = "import json, sys\nprint(json.dumps({'score': float(open(sys.argv[1]).read().split()[-1])}))\n"
+
+
+class Repeats(unittest.TestCase):
+    def test_a_gap_over_the_margin_runs_each_side_again_and_a_close_one_does_not(self):
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        run = FolderRun(folder)
+        os.makedirs(run.path("bench", "s"))
+        with open(run.path("bench", "s", "score.py"), "w") as f:
+            f.write(BY_TEXT)
+        st = {"bench": [{"id": "b01", "kind": "scorer", "file": "score.py", "data": [], "dir": "bench/s",
+                         "for": "distance", "better": "lower"}]}
+        far = bench.run_bench(run, st, [("A", "x 100", "x 100"), ("B", "x 110", "x 110")], run.path("w"))["b01"]
+        self.assertEqual([far["A"]["runs"], far["B"]["runs"]], [[100.0, 100.0], [110.0, 110.0]])
+        self.assertEqual(bench.decision(st["bench"][0], far, ["A", "B"]), "A")
+        close = bench.run_bench(run, st, [("A", "x 100", "x 100"), ("C", "x 100.2", "x 100.2")], run.path("w"))
+        self.assertEqual(close["b01"]["C"]["runs"], [100.2])
+        self.assertEqual(close["b01"]["A"]["runs"], [100.0, 100.0])  # kept from the first pair
 
 
 class Command(unittest.TestCase):

@@ -14,7 +14,10 @@ An entry is a Python file run as `python3 <file> solution.md` in a fresh folder 
 its data files and a copy of the solution; the last line it prints is one JSON object: a
 test's {"cases": N, "failed": ["what failed", ...]}, a scorer's {"score": X}. decision()
 reads two sides' results: a test decides for the side that passes every case when the
-other fails one; the scorer decides when the scores differ by more than SCORE_MARGIN.
+other fails one. The scorer decides only a gap its own runs can tell from its noise: when one
+run on each side puts them more than SCORE_MARGIN apart, each side is scored a second time
+(needs_repeat), and it decides when the two sides' averages are still more than SCORE_MARGIN
+apart and further apart than the two sides' spreads between their own runs together.
 """
 
 import ast
@@ -48,9 +51,12 @@ MAX_ENTRY_BYTES = 1024 * 1024
 TEST_SECONDS = 20
 SCORER_SECONDS = 60
 COMMAND_SECONDS = 100
-# Scores closer than this share of the larger are open: the bench's instances are not the
-# task's, and a gap this small between two good heuristics says more about the instances.
+# Scores closer than this share of the larger are not decided by the bench: its instances are
+# not the task's, and a gap this small between two good heuristics says more about the
+# instances. A gap over it is confirmed by a second run of each side (REPEATS): a heuristic
+# that stops on a clock scores differently with the machine's load.
 SCORE_MARGIN = 0.005
+REPEATS = 2
 MAX_FAILED_SHOWN = 5
 MAX_LINE = 160
 AGENT_ID = re.compile(r"\ba\d{3,4}\b")
@@ -276,9 +282,10 @@ def fresh_folder(folder):
     os.makedirs(folder)
 
 
-def run_entry(run, st, entry, text, key, folder):
+def run_entry(run, st, entry, text, key, folder, before=None):
     """Run one entry on one solution text in folder (made afresh); the result, also kept by
-    key (the text of the solution it stands for: a judge runs a blinded copy)."""
+    key (the text of the solution it stands for: a judge runs a blinded copy). before is a
+    scorer's kept result this run repeats: the result then holds both runs (with_repeat)."""
     folder = os.path.abspath(folder)
     fresh_folder(folder)
     for name in [entry["file"]] + entry["data"]:
@@ -289,6 +296,8 @@ def run_entry(run, st, entry, text, key, folder):
     ran = run_script(os.path.join(folder, entry["file"]), ["solution.md"], folder, timeout,
                      keep=st.get("run_code_env", ()), project=".")
     found = dict(read_result(entry, ran), seconds=round(ran["seconds"], 1))
+    if entry["kind"] == "scorer":
+        found = with_repeat(before, found)
     path = result_path(run, entry, key)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = path + ".tmp%d" % os.getpid()
@@ -298,24 +307,49 @@ def run_entry(run, st, entry, text, key, folder):
     return found
 
 
+def with_repeat(before, found):
+    """A scorer's result after one more run: {"score": the average, "runs": [each run's]}; an
+    error in either run is the result's error (a scorer that fails on a solution now and then
+    decides nothing for it)."""
+    if found.get("error") or not before:
+        return dict(found, runs=[found["score"]]) if "score" in found else found
+    if before.get("error"):
+        return before
+    runs = runs_of(before) + [found["score"]]
+    return {"score": sum(runs) / len(runs), "runs": runs,
+            "seconds": round(before.get("seconds", 0) + found["seconds"], 1)}
+
+
+def runs_of(r):
+    """A scorer result's figures, one per run (a result kept before repeats were: its score)."""
+    return list(r.get("runs") or [r["score"]])
+
+
 def run_bench(run, st, sides, folder, only=None, seconds=COMMAND_SECONDS):
     """Every entry on every side: {entry id: {label: result or None (not run: time)}}.
 
     sides is [(label, the text to run, the text results are kept by)]; folder is where the
     runs happen (a job's work folder). Kept results are reused, so a second look, or a command
-    cut short, runs only what is left."""
+    cut short, runs only what is left. A scorer whose single runs put two sides more than the
+    margin apart runs again on each side that has run once (needs_repeat)."""
     start = time.time()
     out = {}
+    labels = [label for label, _, _ in sides]
     for entry in st.get("bench", []):
         if only and entry["id"] not in only:
             continue
         row = out.setdefault(entry["id"], {})
+        where = {label: os.path.join(folder, "bench", "%s-%s" % (entry["id"], label)) for label in labels}
         for label, text, key in sides:
             found = kept_result(run, entry, key)
             if found is None and time.time() - start < seconds:
-                found = run_entry(run, st, entry, text, key,
-                                  os.path.join(folder, "bench", "%s-%s" % (entry["id"], label)))
+                found = run_entry(run, st, entry, text, key, where[label])
             row[label] = found
+        if not needs_repeat(entry, row, labels):
+            continue
+        for label, text, key in sides:
+            if len(runs_of(row[label])) < REPEATS and time.time() - start < seconds:
+                row[label] = run_entry(run, st, entry, text, key, where[label], before=row[label])
     return out
 
 
@@ -334,11 +368,10 @@ def decision(entry, results, labels):
     if not a or not b:
         return None
     if entry["kind"] == "scorer":
-        if "score" not in a or "score" not in b:
+        if not scored(a, b) or needs_repeat(entry, results, labels):
             return None
         x, y = a["score"], b["score"]
-        top = max(abs(x), abs(y))
-        if top == 0 or abs(x - y) <= SCORE_MARGIN * top:
+        if abs(x - y) <= score_margin(a, b):
             return None
         lower = labels[0] if x < y else labels[1]
         return lower if entry.get("better") == "lower" else (labels[1] if lower == labels[0] else labels[0])
@@ -351,13 +384,48 @@ def decision(entry, results, labels):
     return None
 
 
+def scored(*results):
+    return all(r and "score" in r for r in results)
+
+
+def over_margin(a, b):
+    """True when two scores are more than SCORE_MARGIN of the larger apart."""
+    top = max(abs(a["score"]), abs(b["score"]))
+    return top > 0 and abs(a["score"] - b["score"]) > SCORE_MARGIN * top
+
+
+def spread(r):
+    runs = runs_of(r)
+    return max(runs) - min(runs)
+
+
+def score_margin(a, b):
+    """How far apart two sides' scores must be for the scorer to decide: SCORE_MARGIN of the
+    larger, or the two sides' spreads between their own runs together, whichever is more."""
+    return max(SCORE_MARGIN * max(abs(a["score"]), abs(b["score"])), spread(a) + spread(b))
+
+
+def needs_repeat(entry, results, labels):
+    """True when a scorer's figures for two sides are over the margin while a side has run
+    fewer than REPEATS times: the gap is not confirmed yet."""
+    if entry["kind"] != "scorer" or len(labels) != 2:
+        return False
+    a, b = (results.get(x) for x in labels)
+    if not scored(a, b) or not over_margin(a, b):
+        return False
+    return any(len(runs_of(r)) < REPEATS for r in (a, b))
+
+
 def result_text(entry, r):
     if r is None:
         return "not run yet (the command's time ran out; run it again)"
     if r.get("error"):
         return "error: %s" % r["error"]
     if entry["kind"] == "scorer":
-        return "score %s" % fmt_score(r["score"])
+        runs = runs_of(r)
+        if len(runs) < 2:
+            return "score %s" % fmt_score(r["score"])
+        return "score %s (the average of %s)" % (fmt_score(r["score"]), ", ".join(fmt_score(x) for x in runs))
     if not r["failed"]:
         return "passed all %d" % r["cases"]
     return "failed %d of %d: %s" % (r["failed"], r["cases"], "; ".join(r["first"]))
@@ -386,9 +454,23 @@ def report_lines(st, results, labels):
         won = decision(entry, row, labels)
         if won:
             lines.append("  decided: for %s" % won)
-        elif entry["kind"] == "scorer" and all(row.get(x) and "score" in row[x] for x in labels) and len(labels) == 2:
-            lines.append("  open: within the %.1f%% margin" % (100 * SCORE_MARGIN))
+        elif needs_repeat(entry, row, labels):
+            lines.append("  not confirmed yet: over the margin on one run; each side runs a second time (run the "
+                         "command again)")
+        elif entry["kind"] == "scorer" and len(labels) == 2 and scored(*(row.get(x) for x in labels)):
+            lines.append("  not decided by the bench: %s apart, within its margin of %s; this is a measurement like "
+                         "your own, not an open difference: weigh it with what you find"
+                         % tuple(fmt_score(x) for x in margin_figures(*(row[x] for x in labels))))
     return lines
+
+
+def margin_figures(a, b):
+    return abs(a["score"] - b["score"]), score_margin(a, b)
+
+
+def unconfirmed(st, results, labels):
+    """The ids of the scorer entries whose gap between the two sides awaits its second runs."""
+    return [e["id"] for e in st.get("bench", []) if needs_repeat(e, results.get(e["id"], {}), labels)]
 
 
 def decisions(st, results, labels):

@@ -398,7 +398,9 @@ BENCH_USE = {
               "and score it under correctness and completeness; if you find the entry itself wrong about what the "
               "task decides, name it instead in an object `disputed`, with why, like `\"disputed\": {\"b02\": "
               "\"the task leaves the error type open\"}`. The engine refuses a verdict that does neither, and one "
-              "written before the bench ran. Do not rebuild what the bench covers: spend your minutes on what it "
+              "written before the bench ran. Scorer figures it does not decide are yours to weigh with your own "
+              "measurements: a side you find better on the task's score is a decided difference (`\"confidence\": "
+              "\"low\"` if the figures are close and you are unsure), and only sides you find level are open. Do not rebuild what the bench covers: spend your minutes on what it "
               "does not."),
     "probe": ("every solution, under its label",
               "Run it first: solutions an entry splits (one passes every case, another fails) behave differently "

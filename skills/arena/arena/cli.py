@@ -34,7 +34,7 @@ from .wording import (unplayed_lines, baseline_verdict, code_lines, fatal_note, 
                       spend_lines)
 from .decision import collect_and_advance, lane_step, plan_next
 from .audit import RECORDS, digest, fingerprint, load_record, tree_changes
-from .bench import COMMAND_SECONDS as BENCH_SECONDS, report_lines as bench_lines, run_bench
+from .bench import COMMAND_SECONDS as BENCH_SECONDS, report_lines as bench_lines, run_bench, unconfirmed
 from .sandbox import env_names, home_changes, home_snapshot, run_script, temp_changes, temp_snapshot
 from .workspace import EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, format_minutes, parse_job_minutes, resolve_in, work_folder
 from .estimate import (ASSUMED, budget_lines, estimate_tokens, format_estimate, job_counts, measured_sizes, per_call,
@@ -656,7 +656,7 @@ def cmd_bench(args):
           % (len(results), "y" if len(results) == 1 else "ies", " and ".join(labels)))
     for line in bench_lines(st, results, labels):
         print(line)
-    if any(r is None for row in results.values() for r in row.values()):
+    if any(r is None for row in results.values() for r in row.values()) or unconfirmed(st, results, labels):
         print("some entries were not run in this command's %d seconds: run it again, it goes on where it stopped"
               % BENCH_SECONDS)
 

@@ -361,6 +361,8 @@ def bench_checked(ctx, job, v, sides, names, path):
     keyed = bench_sides(ctx, sides, names)
     results = bench.kept_bench(ctx.run, st, keyed)
     missing = [e["id"] for e in st["bench"][:had] if any(results[e["id"]].get(n) is None for n, _ in keyed)]
+    held = {e["id"] for e in st["bench"][:had]}
+    missing += [e for e in bench.unconfirmed(st, results, list(names)) if e in held and e not in missing]
     if missing:
         raise BadOutput("%s: the bench was not run on both solutions (%s); run `%s bench --run %s --job %s` "
                         "first, then judge with its results" % (path, ", ".join(missing), bench_command(), st["run"],
