@@ -92,6 +92,13 @@ class Returned(unittest.TestCase):
         self.assertEqual(code, 0)
         self.assertIn("ok: job spawn-a001 was collected", text)
 
+    def test_returned_given_twice_collects_every_job_it_names(self):
+        self.solution("a001", "first answer")
+        self.solution("a002", "second answer")
+        self.next("--returned", "spawn-a001", "--returned", "spawn-a002")
+        self.assertEqual(self.status("spawn-a001"), "done", "the first --returned was dropped")
+        self.assertEqual(self.status("spawn-a002"), "done")
+
     def test_next_without_returned_collects_the_whole_wave(self):
         self.solution("a001", "first answer")
         self.solution("a002", "second answer")

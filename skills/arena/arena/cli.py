@@ -1007,10 +1007,10 @@ def build_parser():
     c.add_argument("--retry", action="store_true", help="the last wave's agents have returned: re-issue what is missing")
     c.add_argument("--direct", action="store_true", help="switch this run to the direct loop (no conductor)")
     c.add_argument("--waves", action="store_true", help="switch this run to a conductor running waves (no lanes)")
-    c.add_argument("--returned", nargs="+", metavar="JOB",
+    c.add_argument("--returned", nargs="+", action="extend", metavar="JOB",
                    help="these jobs' agents have returned while others still run: collect them and refill their slots")
     c.add_argument("--conductor", action="store_true", help="called by a conductor sub-agent")
-    c.add_argument("--used", nargs="+", metavar="JOB=N,K,D",
+    c.add_argument("--used", nargs="+", action="extend", metavar="JOB=N,K,D",
                    help="what Claude Code reported for these jobs' sub-agents: subagent_tokens, tool_uses, duration_ms")
 
     c = command("lane", cmd_lane, "a lane's turn: collect its last job, print its next Agent call (waits for one)",
