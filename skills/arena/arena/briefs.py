@@ -400,8 +400,8 @@ BENCH_USE = {
               "\"the task leaves the error type open\"}`. The engine refuses a verdict that does neither, and one "
               "written before the bench ran. Scorer figures it does not decide are yours to weigh with your own "
               "measurements: a side you find better on the task's score is a decided difference (`\"confidence\": "
-              "\"low\"` if the figures are close and you are unsure), and only sides you find level are open. Do not rebuild what the bench covers: spend your minutes on what it "
-              "does not."),
+              "\"low\"` if the figures are close and you are unsure), and only sides you find level are open. Do "
+              "not rebuild what the bench covers: spend your minutes on what it does not."),
     "probe": ("every solution, under its label",
               "Run it first: solutions an entry splits (one passes every case, another fails) behave differently "
               "where the task decides. Do not rebuild what it covers: spend your minutes on what it does not."),
