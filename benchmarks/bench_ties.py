@@ -40,7 +40,7 @@ def banded_pair(band, plain, level=False):
 def scored_close(sd, plain, coin_only=False):
     """state.close_match, with a match that ended equal (equivalent, or a tie of equal votes)
     going to the side with the better bench score; coin_only: only a match the coin would
-    decide (level on every criterion), as the engine's bench_pick does."""
+    decide (level on every criterion)."""
     def close(st, m, winner, info):
         if info.get("how") == "judge" and (info.get("eq") or info.get("tie")) and info.get("rule") != "fatal" \
                 and (not coin_only or info.get("rule") == "coin"):
@@ -78,7 +78,7 @@ def main(argv=None):
     p.add_argument("--settings", default="default,better,noisier")
     p.add_argument("--coin-only", action="store_true",
                    help="equal looks give both sides one scorecard, and the bench score decides only matches "
-                   "level on every criterion (the engine's rule)")
+                   "level on every criterion (measured, not adopted)")
     args = p.parse_args(argv)
     settings = dict(judging.SETTINGS)
     deciders = [None] + [float(x) for x in args.scorer_sd.split(",")]

@@ -7,7 +7,7 @@ import standin  # noqa: F401  (puts skills/arena on sys.path)
 from standin import card
 from arena.base import ArenaError, MOST_LOOKS, below, rng_for  # noqa: E402
 from arena.jobs import judge_id  # noqa: E402
-from arena.judging import bench_pick, ended_equal, equal_votes, first_looks, is_equal_vote, merge_verdicts, wants_more  # noqa: E402
+from arena.judging import ended_equal, equal_votes, first_looks, is_equal_vote, merge_verdicts, wants_more  # noqa: E402
 from arena.estimate import packed_waves, round_jobs  # noqa: E402
 from arena.pairing import forced_same_mode, make_round, rated_pairs  # noqa: E402
 from arena.state import apply, judge_sides, more_looks, new_state, rating_values, ratings  # noqa: E402
@@ -350,44 +350,6 @@ class BracketTest(unittest.TestCase):
         rated = ratings(st, sorted(st["cards"]))
         looks = sum(1 for j, info in st["jobs"].items() if "-judge" in j and info["s"] == "done")
         self.assertEqual(sum(k for _, k in rated.values()), 2 * looks)
-
-
-class BenchTieTest(unittest.TestCase):
-    """A match level on every criterion goes to the bench scorer's better figure, not the coin."""
-
-    def play_level(self, scored):
-        def judge(st, job, m):
-            st["bench"] = [{"id": "b01", "kind": "test"}, {"id": "b02", "kind": "scorer", "better": "lower"}]
-            v = dict(verdict(m, 90, 90), equivalent=True)
-            if scored:
-                # the agent with the higher number scores lower (better)
-                v["bn"] = {"b02": {a: 1000 - int(a[1:]) for a in (m["a"], m["b"])}}
-            return v
-        st, _ = play(init(8), judge)
-        return st
-
-    def test_level_looks_go_to_the_better_bench_score(self):
-        st = self.play_level(True)
-        for mid, res in st["results"].items():
-            self.assertEqual(res["rule"], "bench score", mid)
-            self.assertEqual(res["w"], max(res["w"], res["l"]), mid)
-        self.assertEqual(st["champion"], "a008")
-
-    def test_without_scorer_figures_the_coin_decides(self):
-        st = self.play_level(False)
-        self.assertEqual({res["rule"] for res in st["results"].values()}, {"coin"})
-        for r in st["rounds"]:
-            for m in r["matches"]:
-                if m["id"] in st["results"]:
-                    self.assertEqual(st["results"][m["id"]]["w"], m["coin"])
-
-    def test_bench_pick_reads_the_latest_look_with_both_figures(self):
-        m = {"a": "a001", "b": "a002"}
-        entries = [{"id": "b01", "kind": "scorer", "better": "higher"}]
-        looks = [{"bn": {"b01": {"a001": 5.0, "a002": 4.0}}}, {"bn": {"b01": {"a001": "error", "a002": 9.0}}}]
-        self.assertEqual(bench_pick(entries, looks, m), "a001")
-        self.assertIsNone(bench_pick(entries, [{"bn": {"b01": {"a001": 5, "a002": 5}}}], m))
-        self.assertIsNone(bench_pick([], looks, m))
 
 
 class PlanTest(unittest.TestCase):

@@ -804,8 +804,6 @@ def print_match(ctx, m, res, champ):
         line += ", " + looks_text(st, m, res)
     if res.get("rule") == "fatal":
         line += ", " + fatal_note("opponent" if res["w"] == champ else champ)
-    elif res.get("rule") == "bench score":
-        line += ", level on every criterion: the bench scorer's figures decided"
     print(line)
     why = pairing_text(st["rounds"][round_of(m["id"]) - 1], m)
     if why:

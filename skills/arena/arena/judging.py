@@ -14,7 +14,7 @@ def decide(v, m, ncrit):
 
     A verified FATAL loses to a solution without one; otherwise the higher
     total; then correctness, completeness, ... in rubric order; then the
-    match's seeded coin (judge_arrived asks the bench's scorer first: bench_pick).
+    match's seeded coin.
     """
     a, b = m["a"], m["b"]
     fa, fb = v["fat"][a], v["fat"][b]
@@ -27,26 +27,6 @@ def decide(v, m, ncrit):
         if v["sc"][a][i] != v["sc"][b][i]:
             return (a if v["sc"][a][i] > v["sc"][b][i] else b), "criterion %d" % (i + 1)
     return m["coin"], "coin"
-
-
-def bench_pick(entries, verdicts, m):
-    """The side a bench scorer's figures favour, for a match whose looks tie on every
-    criterion: the run's scorer (the first scorer among entries, the state's bench list) as the
-    latest look that has figures for both sides recorded them, the better one; None when there
-    is none or the figures are level. A coin knows nothing of the two; the scorer's figures,
-    even inside its margin, lean the way the task's own measure does."""
-    scorer = next((e for e in entries if e["kind"] == "scorer"), None)
-    if scorer is None:
-        return None
-    for v in reversed(verdicts):
-        got = v.get("bn", {}).get(scorer["id"], {})
-        x, y = got.get(m["a"]), got.get(m["b"])
-        if all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in (x, y)):
-            if x == y:
-                return None
-            lower = m["a"] if x < y else m["b"]
-            return lower if scorer.get("better") == "lower" else (m["b"] if lower == m["a"] else m["a"])
-    return None
 
 
 def merge_verdicts(verdicts, m):

@@ -320,8 +320,6 @@ class Report:
             return self.rubric[k][0] if 0 <= k < len(self.rubric) else rule
         if rule == "equivalent":
             return "the merge rule (an equivalent verdict keeps the winner)"
-        if rule == "bench score":
-            return "the bench scorer's figures"
         return "the seeded coin" if rule == "coin" else rule
 
     def score_table(self, looks, sides, heads, res):

@@ -18,8 +18,8 @@ from .jobs import (CANCELLED, DONE, FINAL, ISSUED, KIND, MERGE, MERGE_CALLS, OPE
                    challenger_id, competitor_jobs, defence_id, is_done, job_kind, judge_id, look_of, match_id, match_of,
                    new_record, parse_job, probe_id, round_of, spawn_id, status, writer_of)
 from .judging import (PROBE_SHARE, SETTLE_SHARE, at_least, decide, ended_equal, first_looks as round_first_looks,
-                      bench_pick, is_close, is_equivalent, looks_after_first, merge_verdicts, most_looks_in, round_kind,
-                      equal_votes, wants_more)
+                      is_close, is_equivalent, looks_after_first, merge_verdicts, most_looks_in, round_kind, equal_votes,
+                      wants_more)
 from .pairing import make_round, pair_survivors, pick_bye
 from .workspace import PHASE_MINUTES
 
@@ -668,8 +668,6 @@ def judge_arrived(st, job, out=None):
     equal = equal_votes(verdicts, m, st["equal_margin"])
     merged = merge_verdicts(verdicts, m)
     winner, rule = decide(merged, m, crit)
-    if rule == "coin" and bench_pick(st.get("bench", []), verdicts, m):
-        winner, rule = bench_pick(st["bench"], verdicts, m), "bench score"
     tot = {a: sum(merged["sc"][a]) for a in (m["a"], m["b"])}
     more = more_looks(st, m, verdicts, merged, picks, equal)
     if more:
