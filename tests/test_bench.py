@@ -167,6 +167,40 @@ class Repeats(unittest.TestCase):
         self.assertEqual(close["b01"]["A"]["runs"], [100.0, 100.0])  # kept from the first pair
 
 
+    def test_a_verdict_is_refused_while_a_gap_over_the_margin_awaits_its_second_runs(self):
+        from types import SimpleNamespace
+        from arena.outputs import BadOutput, bench_checked
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        run = FolderRun(folder)
+        os.makedirs(run.path("out"))
+        texts = {"a001": "x 100", "a002": "x 110"}
+        for agent, text in texts.items():
+            with open(run.path("out", agent + ".md"), "w") as f:
+                f.write(text)
+        entry = {"id": "b01", "kind": "scorer", "for": "distance", "better": "lower"}
+        st = {"run": "r", "bench": [entry], "jobs": {"r1-m01-judge": {"bn": 1}},
+              "sol": {a: "out/%s.md" % a for a in texts}}
+        ctx = SimpleNamespace(st=st, run=run)
+
+        def keep(agent, runs):
+            path = bench.result_path(run, entry, texts[agent])
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                json.dump({"score": sum(runs) / len(runs), "runs": runs}, f)
+        keep("a001", [100.0])
+        keep("a002", [110.0])
+        v = {"decided_list": [{"difference": "shorter", "supports": "Finch"}]}
+        check = lambda: bench_checked(ctx, "r1-m01-judge", v, ["a001", "a002"], ["Finch", "Robin"], "out/v.json")
+        with self.assertRaises(BadOutput) as e:
+            check()
+        self.assertIn("b01", str(e.exception))
+        keep("a001", [100.0, 100.0])
+        keep("a002", [110.0, 110.0])
+        kept, decides = check()
+        self.assertEqual((kept, decides), ({"b01": {"a001": 100.0, "a002": 110.0}}, {"b01": "a001"}))
+
+
 class Command(unittest.TestCase):
     def test_a_run_without_the_bench_refuses_the_command(self):
         cwd = tempfile.mkdtemp()
