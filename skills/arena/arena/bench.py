@@ -499,3 +499,112 @@ def entry_of(st, eid):
         if entry["id"] == eid:
             return entry
     raise ArenaError("the bench has no entry %s" % eid)
+
+
+# ---------------------------------------------------------------- the survivors, measured by the engine
+#
+# Before a finished round with two or more survivors closes, the engine runs every entry on
+# every survivor's solution itself, with no model call (most results are kept already: the
+# survivors' judges ran the bench on the same texts). What it finds is journaled in a
+# 'measured' event: each survivor's results (its bench score among them, comparable across
+# matches because every survivor ran the same entries) and the survivors' groups by the
+# bench's tests. Survivors the tests split differ where the task decides, so no settle offer
+# or settle probe comes for that round (state.offer_settle_or_probe).
+
+MEASURE_FOLDER = "work/bench-measure"
+
+
+def survivor_texts(run, st, agents):
+    """[(agent, solution text)] of the agents with a solution the engine holds."""
+    out = []
+    for agent in agents:
+        rel = st["sol"].get(agent)
+        if rel:
+            try:
+                with open(run.path(rel), encoding="utf-8") as f:
+                    out.append((agent, f.read()))
+            except (OSError, UnicodeDecodeError):
+                continue
+    return out
+
+
+def missing_runs(run, st, texts):
+    """[(entry, agent, text)] of the runs the survivors' measurement still needs."""
+    return [(entry, agent, text) for entry in st.get("bench", []) for agent, text in texts
+            if kept_result(run, entry, text) is None]
+
+
+def measure(run, st, texts, seconds=COMMAND_SECONDS):
+    """Run what the measurement still needs, each run started only when it can end inside
+    `seconds`; one process at a time (another one measuring: nothing is run here). Returns how
+    many runs are left."""
+    start = time.time()
+    os.makedirs(run.path(MEASURE_FOLDER), exist_ok=True)
+    try:
+        import fcntl
+        fd = os.open(run.path(MEASURE_FOLDER, "lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return len(missing_runs(run, st, texts))
+    except ImportError:
+        fd = None
+    try:
+        for entry, agent, text in missing_runs(run, st, texts):
+            if time.time() - start + seconds_for(entry) > seconds:
+                continue
+            run_entry(run, st, entry, text, text, run.path(MEASURE_FOLDER, "%s-%s" % (entry["id"], agent)))
+        return len(missing_runs(run, st, texts))
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def seconds_for(entry):
+    """The longest one run of an entry may take."""
+    return SCORER_SECONDS if entry["kind"] == "scorer" else TEST_SECONDS
+
+
+def behaviour(r):
+    """What a test's result says a solution does, as the groups compare it."""
+    if r.get("error"):
+        return "error"
+    if not r["failed"]:
+        return "passed"
+    return "failed %d: %s" % (r["failed"], "; ".join(r.get("first", [])))
+
+
+def measured_event(run, st, agents, disputed):
+    """The 'measured' event of the finished round from kept results, or None while a run is
+    missing. Tests named in `disputed` (a judge said they misread the task) group no one."""
+    texts = survivor_texts(run, st, agents)
+    found = {agent: {} for agent, _ in texts}
+    for entry in st.get("bench", []):
+        for agent, text in texts:
+            r = kept_result(run, entry, text)
+            if r is None:
+                return None
+            found[agent][entry["id"]] = r
+    tests = [e["id"] for e in st.get("bench", []) if e["kind"] == "test" and e["id"] not in disputed]
+    by = {}
+    for agent in sorted(found):
+        by.setdefault(tuple(behaviour(found[agent][t]) for t in tests), []).append(agent)
+    groups = sorted(by.values(), key=lambda g: (-len(g), g[0]))
+    split = [t for t in tests if len({behaviour(found[a][t]) for a in found}) > 1]
+    res = {agent: {eid: compact(entry_of(st, eid), r) for eid, r in row.items()} for agent, row in found.items()}
+    return {"e": "measured", "round": len(st["rounds"]), "res": res, "groups": groups, "split": split,
+            "tests": tests}
+
+
+def best_first(st, res):
+    """The agents of a measurement, best bench score first (no scorer, or errors: by name)."""
+    scorer = next((e for e in st.get("bench", []) if e["kind"] == "scorer"), None)
+    if scorer is None:
+        return sorted(res)
+    sign = 1 if scorer["better"] == "lower" else -1
+
+    def key(agent):
+        x = res[agent].get(scorer["id"])
+        return (0, sign * x, agent) if isinstance(x, (int, float)) else (1, 0, agent)
+    return sorted(res, key=key)

@@ -32,9 +32,9 @@ from .schedule import planned_waves
 from .wording import (unplayed_lines, baseline_verdict, code_lines, fatal_note, field_look_line, field_text, fixes_text, looks_text, merge_lines, mix_text,
                       lane_text, match_bench_lines, model_lines, next_text, pairing_text, points, progress_line, reproducer_note,
                       spend_lines)
-from .decision import collect_and_advance, lane_step, plan_next
+from .decision import collect_and_advance, lane_step, measure_runs, plan_next
 from .audit import RECORDS, digest, fingerprint, load_record, tree_changes
-from .bench import COMMAND_SECONDS as BENCH_SECONDS, report_lines as bench_lines, run_bench, unconfirmed
+from .bench import COMMAND_SECONDS as BENCH_SECONDS, SCORER_SECONDS, report_lines as bench_lines, run_bench, unconfirmed
 from .sandbox import env_names, home_changes, home_snapshot, run_script, temp_changes, temp_snapshot
 from .workspace import EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, format_minutes, parse_job_minutes, resolve_in, work_folder
 from .estimate import (ASSUMED, budget_lines, estimate_tokens, format_estimate, job_counts, measured_sizes, per_call,
@@ -367,22 +367,32 @@ def print_action(act, text, as_json):
 def cmd_next(args):
     if args.direct and args.waves:
         raise ArenaError("--direct and --waves are two different loops; pick one")
-    with open_run(args.run) as ctx:
-        st = ctx.st
-        if args.direct and st["mode"] != "direct":
-            ctx.commit([{"e": "mode", "mode": "direct"}])
-        if args.waves and st["mode"] != "conductor":
-            ctx.commit([{"e": "mode", "mode": "conductor"}])
-        ctx.cards  # refuse a cards.md that no longer fits the run before anything is handed out
-        used = dict(parse_used_for(text) for text in args.used or [])
-        act = plan_next(ctx, retry=args.retry, conductor=args.conductor, returned=args.returned, used=used)
-        print_action(act, next_text(act, ctx.run), args.json)
-        sys.stdout.flush()
-        if act["action"] == "wave":
-            # only now has the orchestrator seen the wave; until then next shows it again
-            ctx.commit([{"e": "shown", "wave": act["wave"]}])
-        if act["cuts"] and not args.conductor:
-            ctx.commit([{"e": "shown", "cuts": len(st["cuts"])}])
+    # a finished round's survivors are measured on the bench with the run unlocked, for at most
+    # this long, between two decisions; what is left is run by the next command
+    deadline = time.time() + BENCH_SECONDS
+    used = dict(parse_used_for(text) for text in args.used or [])
+    notes = []
+    while True:
+        with open_run(args.run) as ctx:
+            st = ctx.st
+            if args.direct and st["mode"] != "direct":
+                ctx.commit([{"e": "mode", "mode": "direct"}])
+            if args.waves and st["mode"] != "conductor":
+                ctx.commit([{"e": "mode", "mode": "conductor"}])
+            ctx.cards  # refuse a cards.md that no longer fits the run before anything is handed out
+            act = plan_next(ctx, retry=args.retry, conductor=args.conductor, returned=args.returned, used=used)
+            notes, act["notes"], used = notes + act["notes"], notes + act["notes"], None
+            if act["action"] != "measure" or time.time() + act["need"] > deadline:
+                print_action(act, next_text(act, ctx.run), args.json)
+                sys.stdout.flush()
+                if act["action"] == "wave":
+                    # only now has the orchestrator seen the wave; until then next shows it again
+                    ctx.commit([{"e": "shown", "wave": act["wave"]}])
+                if act["cuts"] and not args.conductor:
+                    ctx.commit([{"e": "shown", "cuts": len(st["cuts"])}])
+                return
+        if measure_runs(ctx.run, st, deadline - time.time()) >= act["left"]:
+            time.sleep(LANE_POLL)  # another command is measuring: its results are kept for this one
 
 
 # A lane number: the set of lanes, then the lane in it ("2.3").
@@ -400,11 +410,13 @@ def cmd_lane(args):
     if not 0 <= args.wait <= 3600:
         raise ArenaError("--wait must be 0 to 3600 seconds, not %d" % args.wait)
     deadline = time.time() + args.wait
+    measured = False
     while True:
         with open_run(args.run) as ctx:
             ctx.cards  # refuse a cards.md that no longer fits the run
             act = lane_step(ctx, args.lane, refused=args.refused, used=parse_used(args.used) if args.used else None)
-            waiting = act["action"] == "again" and time.time() < deadline
+            # a lane measures the survivors on the bench at least once, whatever its --wait
+            waiting = act["action"] == "again" and (time.time() < deadline or (act.get("measure") and not measured))
             if not waiting:
                 print_action(act, lane_text(act), args.json)
                 if act["action"] == "job":
@@ -413,6 +425,12 @@ def cmd_lane(args):
                     ctx.commit([{"e": "shown", "job": act["call"]["job"]}])
         if not waiting:
             return
+        if act.get("measure"):
+            # the round's survivors are measured on the bench, the run unlocked (another lane may be at
+            # it); the first time with room for one scorer run, later only inside --wait
+            left = deadline - time.time()
+            measure_runs(ctx.run, ctx.st, min(BENCH_SECONDS, left if measured else max(left, SCORER_SECONDS + 1)))
+            measured = True
         time.sleep(LANE_POLL)
 
 

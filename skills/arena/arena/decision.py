@@ -12,11 +12,12 @@ import os
 import time
 from collections import namedtuple
 
-from . import budget
+from . import bench, budget
 from .base import ArenaError, DEFAULT_LANE_JOBS, MAX_LANES
 from .estimate import expected_looks
 from .jobs import ISSUED, OPEN, READY, count_in, is_judging, jobs_in, outputs_of, spawn_id, status, tries
-from .state import entered, field_offered, find_match, finished, inputs_of, job_model, judge_sides, round_done
+from .state import (alive_agents, disputed_entries, entered, field_offered, find_match, finished, inputs_of,
+                    job_model, judge_sides, measure_due, round_done)
 from .outputs import changed_since_collected, check_output, collect_events, kept_copy
 from .briefs import write_brief, write_lane_brief
 from .schedule import pick_jobs, pick_wave, priority, progress, spawn_positions
@@ -55,8 +56,19 @@ def collect_and_advance(ctx, retry=False, only=None, used=None):
         adv = advance_events(st)
         if not adv:
             break
+        if measure_due(st):
+            found = bench.measured_event(ctx.run, st, alive_agents(st), disputed_entries(st))
+            if found is None:
+                break  # runs are missing: next runs them with the run unlocked (measure_runs), then closes the round
+            ctx.commit([found])
         ctx.commit(adv)
     return notes
+
+
+def measure_runs(run, st, seconds=bench.COMMAND_SECONDS):
+    """With the run unlocked: the bench runs a finished round's measurement still needs, run
+    for at most `seconds`; how many are left."""
+    return bench.measure(run, st, bench.survivor_texts(run, st, alive_agents(st)), seconds)
 
 
 def set_aside(ctx, job):
@@ -170,6 +182,15 @@ def act_settle(now):
     now.act.update(action="settle", settle=dict(st["settle"], cost=cost))
 
 
+def act_measure(now):
+    st = now.st
+    texts = bench.survivor_texts(now.ctx.run, st, alive_agents(st))
+    missing = bench.missing_runs(now.ctx.run, st, texts)
+    # need: the seconds the next run may take, so a command stops measuring before it cannot end in time
+    now.act.update(action="measure", round=len(st["rounds"]), survivors=len(texts), left=len(missing),
+                   need=bench.seconds_for(missing[0][0]) if missing else 0)
+
+
 def act_lanes(now):
     now.act.update(action="lanes", calls=start_lanes(now.ctx), brief=now.ctx.run.path("lane.md"))
 
@@ -210,6 +231,7 @@ NEXT_RULES = (
     Rule("ask for a decision by hand", lambda now: bool(now.st["manual"]), act_manual),
     Rule("ask to settle", lambda now: field_offered(now.st) or bool(now.st["settle"] and now.st["settle"]["choice"]
                                                                       is None), act_settle),
+    Rule("measure the survivors on the bench", lambda now: measure_due(now.st), act_measure),
     Rule("start lanes", lambda now: now.st["mode"] == "lanes" and not now.conductor, act_lanes),
     Rule("start a conductor", lambda now: now.st["mode"] == "conductor" and not now.conductor, act_conductor),
     Rule("end the conductor's batch", batch_over, act_batch_over),
@@ -315,6 +337,9 @@ def lane_step(ctx, lane, refused=False, used=None):
     if picked:
         act["changed"] = hand_out(ctx, picked, {"lane": lane})
         act.update(action="job", call=wave_calls(ctx, picked)[0])
+    elif measure_due(st):
+        # the round's survivors are measured on the bench (cmd_lane runs it unlocked), then it closes
+        act.update(action="again", running=running, measure=True)
     elif not running:
         # nothing runs, so nothing will become ready: a decision by hand, or a retry the
         # main session must see; the lanes hand back

@@ -447,6 +447,10 @@ def read_verdict(ctx, job, texts, shown):
             by_side["bn"] = kept
         if decides:
             by_side["bd"] = decides
+        # entries the judge said misread the task group no survivors (bench.measured_event)
+        disputed = sorted(e for e in v.get("disputed", {}) if e in {b["id"] for b in st["bench"]})
+        if disputed:
+            by_side["bx"] = disputed
         with_bench(ctx, job, by_side)
     if job == FINAL:  # judges' reasons stay in their files; the one final reason is shown by winner
         by_side["why"] = v["why"]

@@ -402,6 +402,34 @@ def refuse_advance(st, ev):
             % st["settle"]["round"]
     if between_rounds(st):
         return "round %d waits for its settle probe; run next" % len(st["rounds"])
+    if measure_due(st):
+        return "round %d's survivors are not measured on the bench yet; run next" % len(st["rounds"])
+    return None
+
+
+def measure_due(st):
+    """True when a finished round's survivors wait to be measured on the bench before it closes
+    (bench.measured_event): a bench run whose bench holds entries, two or more survivors."""
+    if not st.get("bench_on") or not st["bench"] or st["champion"] is not None or not round_done(st):
+        return False
+    return "bench" not in st["rounds"][-1] and len(alive_agents(st)) >= 2
+
+
+def disputed_entries(st):
+    """The bench entries some look said misread the task (its verdict's 'disputed')."""
+    return sorted({eid for s in st["summ"].values() for eid in s.get("bx", ())})
+
+
+def refuse_measured(st, ev):
+    if not measure_due(st):
+        return "no finished round waits to be measured on the bench; run next"
+    if ev.get("round") != len(st["rounds"]):
+        return "round %d is the one to measure, not %s" % (len(st["rounds"]), ev.get("round"))
+    alive = set(alive_agents(st))
+    groups = ev.get("groups")
+    if not isinstance(groups, list) or not all(isinstance(g, list) and g for g in groups) \
+            or not set(a for g in groups for a in g) <= alive or not set(ev.get("res", {})) <= alive:
+        return "a measured event groups the survivors of the round"
     return None
 
 
@@ -442,7 +470,8 @@ def refuse_lanes(st, ev):
 # The one table of which event is valid when: each event's check, None when it may be applied.
 VALID_WHEN = {"init": refuse_init, "issue": refuse_issue, "shown": refuse_shown, "done": refuse_returned,
               "fail": refuse_returned, "record": refuse_record, "advance": refuse_advance, "mode": refuse_mode,
-              "batch": refuse_batch, "lanes": refuse_lanes, "settle": refuse_settle}
+              "batch": refuse_batch, "lanes": refuse_lanes, "settle": refuse_settle,
+              "measured": refuse_measured}
 EVENTS = tuple(VALID_WHEN)
 
 
@@ -516,6 +545,8 @@ def apply(st, ev, checked=True):
             crown(st, alive[0])
         elif not offer_settle_or_probe(st, alive):
             start_round(st, alive)
+    elif kind == "measured":
+        st["rounds"][-1]["bench"] = {k: ev[k] for k in ("res", "groups", "split", "tests")}
     elif kind == "settle" and field_offered(st):
         choose_field(st, ev["choice"])
     elif kind == "settle":
@@ -797,28 +828,40 @@ def offer_settle_or_probe(st, alive):
     offer when every match it judged was equivalent, or, in a run without --run-code, at least
     two thirds of them (SETTLE_SHARE). In a --run-code run where not all but at least half were
     (PROBE_SHARE), a probe that runs every survivor's code on the same inputs: running the code
-    is better evidence than the judges' share. False: pair the next round. One offer a run:
-    once answered, the bracket goes on to the end."""
+    is better evidence than the judges' share. Neither when the bench's tests split the
+    survivors (bench_split): they differ where the task decides. False: pair the next round.
+    One offer a run: once answered, the bracket goes on to the end."""
     if st["settle_mode"] == "never" or st["settle"]:
         return False
     rnd = st["rounds"][-1]
     judged = [st["results"][m["id"]] for m in rnd["matches"] if st["results"][m["id"]]["how"] == "judge"]
     same = sum(1 for r in judged if r.get("eq"))
     if judged and same == len(judged):
-        offer_settle(st, alive, "every match of round %d that a judge decided (%d) was judged equivalent"
-                     % (rnd["n"], same))
+        call, why = "offer", "every match of round %d that a judge decided (%d) was judged equivalent" % (rnd["n"], same)
+    elif not st["run_code"] and at_least(same, len(judged), SETTLE_SHARE):
+        call, why = "offer", "%d of the %d matches of round %d that a judge decided were judged equivalent" % (
+            same, len(judged), rnd["n"])
+    elif st["run_code"] and at_least(same, len(judged), PROBE_SHARE) and probe_id(rnd["n"]) not in st["jobs"]:
+        call, why = "probe", None
+    else:
+        return False
+    if bench_split(rnd):
+        rnd["bench"]["held"] = call
+        return False
+    if call == "offer":
+        offer_settle(st, alive, why)
         return True
-    if not st["run_code"] and at_least(same, len(judged), SETTLE_SHARE):
-        offer_settle(st, alive, "%d of the %d matches of round %d that a judge decided were judged equivalent"
-                     % (same, len(judged), rnd["n"]))
-        return True
-    if st["run_code"] and at_least(same, len(judged), PROBE_SHARE) and probe_id(rnd["n"]) not in st["jobs"]:
-        if budget.capped(st) and not budget.affordable(st, 1, "probe"):
-            budget.cut(st, "probe-r%d: the settle probe skipped for the budget" % rnd["n"])
-            return False
-        add_job(st, probe_id(rnd["n"]))
-        return True
-    return False
+    if budget.capped(st) and not budget.affordable(st, 1, "probe"):
+        budget.cut(st, "probe-r%d: the settle probe skipped for the budget" % rnd["n"])
+        return False
+    add_job(st, probe_id(rnd["n"]))
+    return True
+
+
+def bench_split(rnd):
+    """True when the engine's run of the bench's tests found the round's survivors in more
+    than one group (bench.measured_event)."""
+    return len((rnd.get("bench") or {}).get("groups", ())) > 1
 
 
 def probed(st, job, out):

@@ -398,8 +398,9 @@ def lane_text(act):
         out.append("Lane %s: make this one Agent call, then run the same lane command again:" % act["lane"])
         out.append('run_in_background false%s, description "%s", prompt "%s"' % (model, c["description"], c["prompt"]))
     elif a == "again":
-        out.append("Lane %s: nothing ready yet (%d running); run the same lane command again." % (
-            act["lane"], act["running"]))
+        why = "; the engine measures the survivors on the bench" if act.get("measure") else ""
+        out.append("Lane %s: nothing ready yet (%d running%s); run the same lane command again." % (
+            act["lane"], act["running"], why))
     else:
         # the reply lands in the main session ten times over: a short line (next prints the progress)
         out.append("LANE OVER. Reply with exactly this line and stop: lane %s over" % act["lane"])
@@ -427,6 +428,10 @@ def next_text(act, run):
         out.append("Waiting for %d job(s) of wave %d with no output yet: %s" % (
             len(act["waiting"]), act["wave"], " ".join(act["waiting"][:20]) + (" ..." if len(act["waiting"]) > 20 else "")))
         out.append("If every Agent call of that wave has returned (or was never made), run: next --retry")
+    elif a == "measure":
+        out.append("Measuring: the engine runs the bench on the %d survivors of round %d before it closes (%d run%s "
+                   "left, no Agent call); run next again." % (act["survivors"], act["round"], act["left"],
+                                                              "" if act["left"] == 1 else "s"))
     elif a == "settle":
         s = act["settle"]
         if s.get("field"):
