@@ -221,15 +221,19 @@ class Command(unittest.TestCase):
 MARKED = ("import json, sys\ntext = open(sys.argv[1], encoding='utf-8').read()\n"
           "print(json.dumps({'cases': 1, 'failed': ['marked'] if 'BENCH' + 'FAIL' in text else []}))\n")
 
+ALWAYS = "import json\nprint(json.dumps({'cases': 2, 'failed': []}))\n"
+
 
 class BenchStandIn(StandIn):
     """The product's stand-ins, plus what a bench asks of them: a002 writes solutions the bench's
     test fails, every attack lists that test, and a judge runs the bench (but the one named in
     `skip` not on its first try) and supports in `decided` what the bench decided."""
 
-    def __init__(self, cwd, skip=()):
-        StandIn.__init__(self, cwd, seed=3, run_code=True, checks=False)
-        self.skip, self.bench_out = set(skip), {}
+    def __init__(self, cwd, skip=(), marked=("a002",), equal=False, judge_adds=False):
+        StandIn.__init__(self, cwd, seed=3, run_code=True, checks=False, equal=equal)
+        self.skip, self.bench_out, self.marked = set(skip), {}, set(marked)
+        # judge_adds: every judge lists a test of its own too (the first one collected adds it)
+        self.judge_adds = judge_adds
 
     def __call__(self, call):
         receipt = StandIn.__call__(self, call)
@@ -238,15 +242,20 @@ class BenchStandIn(StandIn):
         with open(os.path.join(self.cwd, call["prompt"].split()[1]), encoding="utf-8") as f:
             brief = f.read()
         folder = re.search(r"Your work folder is `([^`]+)`", brief).group(1)
-        if job == "spawn-a002" or (kind == "def" and job.endswith("-a002")):
+        if (kind == "spawn" and job[6:] in self.marked) or (kind == "def" and job[-4:] in self.marked):
             sol = "spawn-a002" if kind == "spawn" else job.replace("-def-", "-sol-")
-            with open(os.path.join(self.cwd, ".arena", "b", "out", sol + ".md"), "a", encoding="utf-8") as f:
+            run_dir = os.path.dirname(os.path.dirname(call["prompt"].split()[1]))
+            with open(os.path.join(self.cwd, run_dir, "out", sol + ".md"), "a", encoding="utf-8") as f:
                 f.write("\nBENCHFAIL\n")
         elif kind == "atk":
             self._write(folder + "marked.py", MARKED)
             self._write(folder + "bench.json", json.dumps({"bench": [
                 {"kind": "test", "file": "marked.py", "for": "no marked solution (the task says so)"}]}))
         elif kind == "judge":
+            if self.judge_adds:
+                self._write(folder + "always.py", ALWAYS)
+                self._write(folder + "bench.json", json.dumps({"bench": [
+                    {"kind": "test", "file": "always.py", "for": "the output has the task's form"}]}))
             if job in self.skip:
                 self.skip.discard(job)
                 return receipt
@@ -337,6 +346,135 @@ class WholeRun(unittest.TestCase):
             page = f.read()
         self.assertIn('<section id="bench">', page)
         self.assertIn("attack, round 1", page)
+
+
+class Measured(unittest.TestCase):
+    """Before a finished round closes, the engine runs the bench on its survivors itself."""
+
+    def entries(self, run):
+        os.makedirs(run.path("bench", "t"))
+        os.makedirs(run.path("bench", "s"))
+        with open(run.path("bench", "t", "marked.py"), "w") as f:
+            f.write(MARKED)
+        with open(run.path("bench", "s", "score.py"), "w") as f:
+            f.write(BY_TEXT)
+        return [{"id": "b01", "kind": "test", "file": "marked.py", "data": [], "dir": "bench/t", "for": "unmarked"},
+                {"id": "b02", "kind": "scorer", "file": "score.py", "data": [], "dir": "bench/s", "for": "size",
+                 "better": "lower"}]
+
+    def test_survivors_are_grouped_by_the_tests_and_ranked_by_the_scorer(self):
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        run = FolderRun(folder)
+        os.makedirs(run.path("out"))
+        texts = {"a001": "x 12", "a002": "BENCHFAIL 10", "a003": "y 11", "a004": "BENCHFAIL 13"}
+        for agent, text in texts.items():
+            with open(run.path("out", agent + ".md"), "w") as f:
+                f.write(text)
+        st = {"bench": self.entries(run), "sol": {a: "out/%s.md" % a for a in texts}, "rounds": [{}],
+              "run_code_env": ()}
+        agents = sorted(texts)
+        self.assertIsNone(bench.measured_event(run, st, agents, []))
+        pairs = bench.survivor_texts(run, st, agents)
+        self.assertEqual(len(bench.missing_runs(run, st, pairs)), 8)
+        self.assertEqual(bench.measure(run, st, pairs), 0)
+        ev = bench.measured_event(run, st, agents, [])
+        self.assertEqual(ev["groups"], [["a001", "a003"], ["a002", "a004"]])
+        self.assertEqual((ev["split"], ev["tests"], ev["round"]), (["b01"], ["b01"], 1))
+        self.assertEqual(ev["res"]["a002"], {"b01": "0/1", "b02": 10.0})
+        self.assertEqual(bench.best_first(st, ev["res"]), ["a002", "a003", "a001", "a004"])
+        # a test a judge said misreads the task groups no one
+        self.assertEqual(bench.measured_event(run, st, agents, ["b01"])["groups"], [agents])
+        # nothing left to run: a second measure runs nothing
+        self.assertEqual(bench.measure(run, st, pairs, seconds=0), 0)
+
+    def test_a_measure_that_cannot_end_in_its_seconds_runs_nothing(self):
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        run = FolderRun(folder)
+        os.makedirs(run.path("out"))
+        with open(run.path("out", "a001.md"), "w") as f:
+            f.write("x 1")
+        st = {"bench": self.entries(run), "sol": {"a001": "out/a001.md"}, "rounds": [{}], "run_code_env": ()}
+        pairs = bench.survivor_texts(run, st, ["a001"])
+        self.assertEqual(bench.measure(run, st, pairs, seconds=bench.TEST_SECONDS + 1), 1)  # the test, not the scorer
+        self.assertIsNone(bench.kept_result(run, st["bench"][1], "x 1"))
+
+
+class SplitField(unittest.TestCase):
+    """A 4-agent --bench run whose judges find every round-1 match equal, while the bench's test
+    fails both agents of one match: the survivors differ where the task decides, so no settle
+    offer comes (the same run without the bench gets one)."""
+
+    def play(self, *mode):
+        cwd = init_run(self, 4, 5, "--run-code", "--bench", "--merge", "off", "--wave", "4", *mode, run="s")
+        first = state_of(cwd, "s")["rounds"][0]["matches"][0]
+        agent = BenchStandIn(cwd, marked=(first["a"], first["b"]), equal=True)
+        orch = Orchestrator(cwd, agent, "s", wave=4)
+        orch.play()
+        return cwd, orch, state_of(cwd, "s"), first
+
+    def check(self, cwd, orch, st, first):
+        self.assertEqual(orch.offers, [])
+        found = st["rounds"][0]["bench"]
+        self.assertEqual(len(found["groups"]), 2)
+        self.assertEqual((found["split"], found["held"]), (["b01"], "offer"))
+        self.assertTrue(all(st["results"][m["id"]].get("eq") for m in st["rounds"][0]["matches"]))
+        self.assertNotIn(st["champion"], (first["a"], first["b"]))  # the final's bench decided against the marked
+        self.assertNotIn("bench", st["rounds"][1])  # one survivor: nothing to measure
+        with open(os.path.join(cwd, ".arena", "s", "journal.jsonl"), encoding="utf-8") as f:
+            journal = [json.loads(line) for line in f]
+        kinds = [e["e"] for e in journal]
+        self.assertEqual(kinds.count("measured"), 1)
+        self.assertEqual(kinds[kinds.index("measured") + 1], "advance")
+        winner = run_cli(["winner", "--run", "s"], cwd)[1]
+        self.assertIn("bench after round 1, run by the engine on its 2 survivors: its tests split them into 2 groups "
+                      "by b01", winner)
+        self.assertIn("so no settle offer", winner)
+        run_cli(["report", "--run", "s"], cwd)
+        with open(os.path.join(cwd, ".arena", "s", "report.html"), encoding="utf-8") as f:
+            self.assertIn("<h3>Survivors of round 1</h3>", f.read())
+
+    def test_direct(self):
+        self.check(*self.play("--direct"))
+
+    def test_lanes(self):
+        cwd, orch, st, first = self.play()
+        self.assertGreater(orch.lane_sets, 0)
+        self.check(cwd, orch, st, first)
+
+    def test_an_entry_no_look_ran_on_a_survivor_is_run_by_the_engine(self):
+        cwd = init_run(self, 4, 5, "--run-code", "--bench", "--merge", "off", "--wave", "4", "--direct", run="s")
+        agent = BenchStandIn(cwd, marked=(), equal=True, judge_adds=True)
+        orch = Orchestrator(cwd, agent, "s", wave=4)
+        orch.play()
+        st = state_of(cwd, "s")
+        added = [e for e in st["bench"] if e["file"] == "always.py"]
+        self.assertEqual([e["by"] for e in added], ["judge, round 1"])
+        found = st["rounds"][0]["bench"]
+        self.assertEqual(sorted(found["tests"]), sorted(["b01", added[0]["id"]]))
+        self.assertEqual({row[added[0]["id"]] for row in found["res"].values()}, {"2/2"})
+        # no look of round 1 ran it: the engine did, in the work folder it keeps for that
+        ran = os.listdir(os.path.join(cwd, ".arena", "s", "work", "bench-measure"))
+        self.assertEqual(sorted(n for n in ran if n.startswith(added[0]["id"])),
+                         sorted("%s-%s" % (added[0]["id"], a) for a in found["res"]))
+
+    def test_without_the_split_the_offer_comes(self):
+        cwd = init_run(self, 4, 5, "--run-code", "--bench", "--merge", "off", "--wave", "4", "--direct", run="s")
+        agent = BenchStandIn(cwd, marked=(), equal=True)
+        orch = Orchestrator(cwd, agent, "s", wave=4)
+        orch.play()
+        st = state_of(cwd, "s")
+        self.assertEqual(len(orch.offers), 1)
+        self.assertNotIn("held", st["rounds"][0].get("bench", {}))
+
+
+class MeasuredEvent(unittest.TestCase):
+    def test_a_measured_event_is_refused_when_no_round_waits_for_it(self):
+        from arena.state import refusal
+        st = {"bench_on": True, "bench": [{"id": "b01"}], "champion": None, "rounds": [], "run": "r"}
+        self.assertIn("no finished round waits", refusal(st, {"e": "measured", "round": 1, "groups": []}))
+        self.assertIn("no finished round waits", refusal(dict(st, bench_on=False), {"e": "measured"}))
 
 
 if __name__ == "__main__":

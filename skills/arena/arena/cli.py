@@ -30,7 +30,7 @@ from .outputs import attacks_on, changed_since_collected, check_output, label_tr
 from .briefs import last_judged_copy, load_template, write_brief, write_conductor_brief, write_lane_brief
 from .schedule import planned_waves
 from .wording import (unplayed_lines, baseline_verdict, code_lines, fatal_note, field_look_line, field_text, fixes_text, looks_text, merge_lines, mix_text,
-                      lane_text, match_bench_lines, model_lines, next_text, pairing_text, points, progress_line, reproducer_note,
+                      lane_text, match_bench_lines, survivor_bench_lines, model_lines, next_text, pairing_text, points, progress_line, reproducer_note,
                       spend_lines)
 from .decision import collect_and_advance, lane_step, measure_runs, plan_next
 from .audit import RECORDS, digest, fingerprint, load_record, tree_changes
@@ -798,6 +798,8 @@ def print_winner(ctx):
         m = find_match(st, st["merged"]["match"])
         print_match(ctx, m, st["results"][m["id"]], champ)
     print_final(st)
+    for line in survivor_bench_lines(st):
+        print(line)
     for line in model_lines(st):
         print(line)
     for line in spend_lines(st):

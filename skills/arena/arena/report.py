@@ -25,7 +25,8 @@ from .state import alive_agents, bracket_rounds, card_of, entered, find_match, l
 from .storage import atomic_write
 from .outputs import HEADER, attacks_on
 from .budget import ORCHESTRATION, SPEND_KINDS
-from .wording import (SPEND_NAMES, baseline_verdict, budget_lines, unplayed_lines, fatal_note, fixes_text, judges_on, looks_short, looks_text,
+from .bench import best_first
+from .wording import (SPEND_NAMES, fmt_figure, grouped_text, baseline_verdict, budget_lines, unplayed_lines, fatal_note, fixes_text, judges_on, looks_short, looks_text,
                       match_bench_lines, merge_lines, minutes, mix_text, pairing_text, points, progress_line, reproducer_note, spend_lines,
                       tokens)
 
@@ -559,8 +560,25 @@ class Report:
             esc(e.get("by", ""))) for e in entries)
         return ('<section id="bench"><h2>The bench</h2><p class="muted">Tests and the scorer jobs left for every later '
                 'look; the engine ran them on both sides of a match and kept each result by solution.</p><table>'
-                '<tr><th>entry</th><th>kind</th><th>what it checks</th><th>added by</th></tr>%s</table></section>'
-                % rows)
+                '<tr><th>entry</th><th>kind</th><th>what it checks</th><th>added by</th></tr>%s</table>%s</section>'
+                % (rows, self.survivors_benched(entries)))
+
+    def survivors_benched(self, entries):
+        """Each round's survivors as the engine ran the bench on them before the round closed:
+        every entry's result, best bench score first, and the group the tests put each in."""
+        out = []
+        for rnd in self.st["rounds"]:
+            found = rnd.get("bench")
+            if not found:
+                continue
+            group = {a: k for k, g in enumerate(found["groups"], 1) for a in g}
+            head = "".join("<th>%s</th>" % esc(e["id"]) for e in entries)
+            rows = "".join("<tr><td>%s</td>%s<td class=\"n\">%d</td></tr>" % (
+                esc(a), "".join('<td class="n">%s</td>' % esc(fmt_figure(found["res"][a].get(e["id"]))) for e in entries),
+                group.get(a, 0)) for a in best_first(self.st, found["res"]))
+            out.append('<h3>Survivors of round %d</h3><p class="muted">%s</p><table><tr><th>agent</th>%s<th>group</th>'
+                       '</tr>%s</table>' % (rnd["n"], esc(grouped_text(found, None)), head, rows))
+        return "".join(out)
 
     # -- what the run spent
     def spend(self):

@@ -10,7 +10,7 @@ It reads the state and never changes it.
 
 from . import budget
 from .base import plural
-from .bench import fmt_score
+from .bench import best_first, fmt_score
 from .jobs import KIND, KINDS_IN_ORDER, READY, agent_of, job_kind, status
 from .sandbox import confinement_line, limits_text
 from .schedule import progress
@@ -146,13 +146,56 @@ def match_bench_lines(st, mid, sides):
     lines = []
     for eid in sorted(seen["bn"]):
         row, won = seen["bn"][eid], seen.get("bd", {}).get(eid)
-        figures = ", ".join("%s %s" % (s, "not run" if row.get(s) is None else fmt_score(row[s])
-                                       if isinstance(row[s], (int, float)) else row[s]) for s in sides)
+        figures = ", ".join("%s %s" % (s, fmt_figure(row.get(s))) for s in sides)
         entry = entries.get(eid, {})
         title = "%s %s" % (eid, entry.get("kind", "entry")) + (
             " (%s is better)" % entry["better"] if entry.get("better") else "")
         lines.append("bench %s: %s%s" % (title, figures, "; decided for %s" % won if won else ""))
     return lines
+
+
+SHOWN_SURVIVORS = 12
+
+
+def survivor_bench_lines(st, limit=SHOWN_SURVIVORS):
+    """Per round the engine measured (bench.measured_event): its survivors' bench scores, best
+    first (comparable across matches: every survivor ran the same entries), and whether the
+    bench's tests found them alike; up to `limit` agents a line (None: all)."""
+    scorer = next((e for e in st.get("bench", []) if e["kind"] == "scorer"), None)
+    lines = []
+    for rnd in st["rounds"]:
+        found = rnd.get("bench")
+        if not found:
+            continue
+        res = found["res"]
+        head = "bench after round %d, run by the engine on its %d survivors:" % (rnd["n"], len(res))
+        if scorer and any(scorer["id"] in row for row in res.values()):
+            order = best_first(st, res)
+            shown = order if limit is None else order[:limit]
+            figures = ", ".join("%s %s" % (a, fmt_figure(res[a].get(scorer["id"]))) for a in shown)
+            more = " and %d more" % (len(order) - len(shown)) if len(order) > len(shown) else ""
+            head += " scorer %s (%s is better) %s%s;" % (scorer["id"], scorer["better"], figures, more)
+        lines.append(head + " " + grouped_text(found, limit))
+    return lines
+
+
+def grouped_text(found, limit=SHOWN_SURVIVORS):
+    """What the bench's tests said of a round's survivors, and what that held back."""
+    if not found["tests"]:
+        text = "no test to group them by"
+    elif len(found["groups"]) == 1:
+        text = "its tests (%s) found them alike" % ", ".join(found["tests"])
+    else:
+        groups = found["groups"] if limit is None else found["groups"][:limit]
+        text = "its tests split them into %d groups by %s: %s" % (
+            len(found["groups"]), ", ".join(found["split"]), " | ".join(" ".join(g) for g in groups))
+    held = {"offer": "; so no settle offer, though the judges found the round's matches equal",
+            "probe": "; so no settle probe, though the judges found half or more of the round's matches equal"}
+    return text + held.get(found.get("held"), "")
+
+
+def fmt_figure(x):
+    return "not run" if x is None else fmt_score(x) if isinstance(x, (int, float)) else str(x)
 
 
 def after_refusal(st, job):
