@@ -229,9 +229,11 @@ class BenchStandIn(StandIn):
     test fails, every attack lists that test, and a judge runs the bench (but the one named in
     `skip` not on its first try) and supports in `decided` what the bench decided."""
 
-    def __init__(self, cwd, skip=(), marked=("a002",), equal=False, judge_adds=False):
+    def __init__(self, cwd, skip=(), marked=("a002",), equal=False, judge_adds=False, dispute=False):
         StandIn.__init__(self, cwd, seed=3, run_code=True, checks=False, equal=equal)
         self.skip, self.bench_out, self.marked = set(skip), {}, set(marked)
+        # dispute: every judge says the bench's entries misread the task, and keeps its own verdict
+        self.dispute = dispute
         # judge_adds: every judge lists a test of its own too (the first one collected adds it)
         self.judge_adds = judge_adds
 
@@ -269,7 +271,9 @@ class BenchStandIn(StandIn):
             path = os.path.join(self.cwd, re.search(r"`(\.arena/[^`]+?/out/%s\.json)`" % re.escape(job), brief).group(1))
             with open(path, encoding="utf-8") as f:
                 v = json.load(f)
-            if won:
+            if self.dispute:
+                v["disputed"] = {eid: "the task leaves this open" for eid in re.findall(r"^(b\d\d) test", out, re.M)}
+            elif won:
                 for label in v["scores"]:
                     top = label == won[0]
                     v["scores"][label] = {c: (n if top else 0) for c, n in
@@ -406,10 +410,10 @@ class SplitField(unittest.TestCase):
     fails both agents of one match: the survivors differ where the task decides, so no settle
     offer comes (the same run without the bench gets one)."""
 
-    def play(self, *mode):
+    def play(self, *mode, dispute=False):
         cwd = init_run(self, 4, 5, "--run-code", "--bench", "--merge", "off", "--wave", "4", *mode, run="s")
         first = state_of(cwd, "s")["rounds"][0]["matches"][0]
-        agent = BenchStandIn(cwd, marked=(first["a"], first["b"]), equal=True)
+        agent = BenchStandIn(cwd, marked=(first["a"], first["b"]), equal=True, dispute=dispute)
         orch = Orchestrator(cwd, agent, "s", wave=4)
         orch.play()
         return cwd, orch, state_of(cwd, "s"), first
@@ -458,6 +462,13 @@ class SplitField(unittest.TestCase):
         ran = os.listdir(os.path.join(cwd, ".arena", "s", "work", "bench-measure"))
         self.assertEqual(sorted(n for n in ran if n.startswith(added[0]["id"])),
                          sorted("%s-%s" % (added[0]["id"], a) for a in found["res"]))
+
+    def test_a_test_every_judge_disputed_splits_no_one(self):
+        cwd, orch, st, first = self.play("--direct", dispute=True)
+        self.assertEqual(len(orch.offers), 1)
+        self.assertEqual(st["rounds"][0]["bench"]["groups"], [sorted(st["rounds"][0]["bench"]["res"])])
+        self.assertEqual(st["rounds"][0]["bench"]["tests"], [])
+        self.assertTrue(any(v.get("bx") == ["b01"] for v in st["summ"].values()))
 
     def test_without_the_split_the_offer_comes(self):
         cwd = init_run(self, 4, 5, "--run-code", "--bench", "--merge", "off", "--wave", "4", "--direct", run="s")
