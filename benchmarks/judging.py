@@ -278,6 +278,10 @@ def play_tournament(n, seed, judge, recheck, final_judges, extras=PLAIN):
     st = new_state(init_event(n, seed, recheck, final_judges, extras), SIZES)
     st["seq"] = 1
     world = (field(n, seed, extras["equal"], extras["above"]), fatal_line(judge), seed, extras["gain"])
+    if extras.get("bench"):
+        # a bench whose tests tell every two survivors of different quality apart (an upper
+        # bound: a real bench holds only what its jobs added), measured before a round closes
+        st["bench_on"], st["bench"] = True, [{"id": "b01", "kind": "test"}]
     jobs = st["jobs"]
     pending, calls = list(jobs), 0
     seen = set(jobs)
@@ -296,6 +300,12 @@ def play_tournament(n, seed, judge, recheck, final_judges, extras=PLAIN):
                 apply(st, {"e": "done", "job": j, "out": out, "seq": st["seq"] + 1}, checked=False)
                 calls += 1
         elif round_done(st):
+            if state.measure_due(st):
+                groups = {}
+                for a in state.alive_agents(st):
+                    groups.setdefault(world[0][a], []).append(a)
+                apply(st, {"e": "measured", "round": len(st["rounds"]), "res": {}, "split": ["b01"], "tests": ["b01"],
+                           "groups": sorted(sorted(g) for g in groups.values()), "seq": st["seq"] + 1}, checked=False)
             apply(st, {"e": "advance", "round": len(st["rounds"]), "seq": st["seq"] + 1}, checked=False)
         else:
             raise RuntimeError("seed %d: nothing ready and the round is not done" % seed)
@@ -570,6 +580,8 @@ EQ_VARIANTS = [
     ("s", "equivalent verdicts, settle offers taken (--settle auto)", dict(PLAIN, settle="auto"), True),
     ("p", "(s) in a --run-code run: a probe when half a round or more was equivalent", dict(PLAIN, settle="auto",
                                                                                     run_code=True), True),
+    ("b", "(p) with a bench whose tests tell apart every two survivors of different quality", dict(
+        PLAIN, settle="auto", run_code=True, bench=True), True),
     ("m", "(q) + the checked merge, challenger no better on average", dict(PLAIN, merge=True), True),
     ("M", "(q) + the checked merge, challenger 1 point better on average", dict(PLAIN, merge=True, gain=0.1), True),
 ]
@@ -607,7 +619,7 @@ def equivalence_report(args, pool, say):
                                               dict(extras, equal=equal, above=above))
     for name, judge in SETTINGS[1:]:
         for fname, equal, above in (fields[0], fields[4], fields[6]):
-            for key, _, extras, on in EQ_VARIANTS[:3]:
+            for key, _, extras, on in [v for v in EQ_VARIANTS if v[0] in ("n", "q", "s", "p", "b")]:
                 cells[(name, fname, key)] = (100, eq_judge(judge, on), DEFAULT_RECHECK, 1, RULES,
                                              dict(extras, equal=equal, above=above))
     data = measure(cells, runs, args.seed, pool)

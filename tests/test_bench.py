@@ -392,6 +392,17 @@ class Measured(unittest.TestCase):
         # nothing left to run: a second measure runs nothing
         self.assertEqual(bench.measure(run, st, pairs, seconds=0), 0)
 
+    def test_an_entry_whose_files_are_gone_is_an_error_result_not_a_traceback(self):
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        run = FolderRun(folder)
+        entries = self.entries(run)
+        shutil.rmtree(run.path("bench", "t"))
+        st = {"bench": entries, "run_code_env": ()}
+        found = bench.run_entry(run, st, entries[0], "x 1", "x 1", run.path("w"))
+        self.assertIn("could not be set up", found["error"])
+        self.assertEqual(bench.kept_result(run, entries[0], "x 1"), found)
+
     def test_a_measure_that_cannot_end_in_its_seconds_runs_nothing(self):
         folder = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, folder)

@@ -287,15 +287,20 @@ def run_entry(run, st, entry, text, key, folder, before=None):
     key (the text of the solution it stands for: a judge runs a blinded copy). before is a
     scorer's kept result this run repeats: the result then holds both runs (with_repeat)."""
     folder = os.path.abspath(folder)
-    fresh_folder(folder)
-    for name in [entry["file"]] + entry["data"]:
-        shutil.copyfile(run.path(entry["dir"], name), os.path.join(folder, name))
-    with open(os.path.join(folder, "solution.md"), "w", encoding="utf-8") as f:
-        f.write(text)
-    timeout = SCORER_SECONDS if entry["kind"] == "scorer" else TEST_SECONDS
-    ran = run_script(os.path.join(folder, entry["file"]), ["solution.md"], folder, timeout,
-                     keep=st.get("run_code_env", ()), project=".")
-    found = dict(read_result(entry, ran), seconds=round(ran["seconds"], 1))
+    try:
+        fresh_folder(folder)
+        for name in [entry["file"]] + entry["data"]:
+            shutil.copyfile(run.path(entry["dir"], name), os.path.join(folder, name))
+        with open(os.path.join(folder, "solution.md"), "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        # a damaged bench folder: the entry decides nothing for this solution, and the run goes on
+        found = {"error": "its files could not be set up (%s: %s)" % (e.strerror or e, os.path.basename(
+            e.filename or "")), "seconds": 0.0}
+    else:
+        ran = run_script(os.path.join(folder, entry["file"]), ["solution.md"], folder, seconds_for(entry),
+                         keep=st.get("run_code_env", ()), project=".")
+        found = dict(read_result(entry, ran), seconds=round(ran["seconds"], 1))
     if entry["kind"] == "scorer":
         found = with_repeat(before, found)
     path = result_path(run, entry, key)
