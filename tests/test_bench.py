@@ -378,17 +378,18 @@ class Measured(unittest.TestCase):
         st = {"bench": self.entries(run), "sol": {a: "out/%s.md" % a for a in texts}, "rounds": [{}],
               "run_code_env": ()}
         agents = sorted(texts)
-        self.assertIsNone(bench.measured_event(run, st, agents, []))
+        self.assertIsNone(bench.measured_event(run, st, agents, ["b01"]))
         pairs = bench.survivor_texts(run, st, agents)
         self.assertEqual(len(bench.missing_runs(run, st, pairs)), 8)
         self.assertEqual(bench.measure(run, st, pairs), 0)
-        ev = bench.measured_event(run, st, agents, [])
+        ev = bench.measured_event(run, st, agents, ["b01"])
         self.assertEqual(ev["groups"], [["a001", "a003"], ["a002", "a004"]])
         self.assertEqual((ev["split"], ev["tests"], ev["round"]), (["b01"], ["b01"], 1))
         self.assertEqual(ev["res"]["a002"], {"b01": "0/1", "b02": 10.0})
         self.assertEqual(bench.best_first(st, ev["res"]), ["a002", "a003", "a001", "a004"])
-        # a test a judge said misreads the task groups no one
-        self.assertEqual(bench.measured_event(run, st, agents, ["b01"])["groups"], [agents])
+        # a test no look upheld (or one a look disputed: state.grouping_tests) groups no one
+        self.assertEqual(bench.measured_event(run, st, agents, [])["groups"], [agents])
+        self.assertEqual(bench.measured_event(run, st, agents, [])["res"], ev["res"])
         # nothing left to run: a second measure runs nothing
         self.assertEqual(bench.measure(run, st, pairs, seconds=0), 0)
 
@@ -416,47 +417,69 @@ class Measured(unittest.TestCase):
         self.assertIsNone(bench.kept_result(run, st["bench"][1], "x 1"))
 
 
-class SplitField(unittest.TestCase):
-    """A 4-agent --bench run whose judges find every round-1 match equal, while the bench's test
-    fails both agents of one match: the survivors differ where the task decides, so no settle
-    offer comes (the same run without the bench gets one)."""
+def split_field(cwd, run):
+    """The agents a BenchStandIn marks so that the bench's test splits round 1's survivors of an
+    8-agent run while 3 of its 4 matches are equal: both sides of the first match (their look
+    finds them alike), one side of the second (its look upholds the test)."""
+    matches = state_of(cwd, run)["rounds"][0]["matches"]
+    return (matches[0]["a"], matches[0]["b"], matches[1]["a"])
 
-    def play(self, *mode, dispute=False):
-        cwd = init_run(self, 4, 5, "--run-code", "--bench", "--merge", "off", "--wave", "4", *mode, run="s")
-        first = state_of(cwd, "s")["rounds"][0]["matches"][0]
-        agent = BenchStandIn(cwd, marked=(first["a"], first["b"]), equal=True, dispute=dispute)
+
+class SplitField(unittest.TestCase):
+    """--bench runs whose round-1 looks are mostly equal while the bench's test fails some of
+    the survivors: a split by a test a look upheld holds back the settle probe; a test no look
+    upheld, or one a look disputed, groups no one (the offer comes as without the bench)."""
+
+    def play(self, n, marked, *mode, dispute=False):
+        cwd = init_run(self, n, 5, "--run-code", "--bench", "--merge", "off", "--wave", "4", *mode, run="s")
+        agent = BenchStandIn(cwd, marked=marked(cwd) if callable(marked) else marked, equal=True, dispute=dispute)
         orch = Orchestrator(cwd, agent, "s", wave=4)
         orch.play()
-        return cwd, orch, state_of(cwd, "s"), first
+        return cwd, orch, state_of(cwd, "s")
 
-    def check(self, cwd, orch, st, first):
-        self.assertEqual(orch.offers, [])
+    def check_held(self, cwd, orch, st):
+        marked = split_field(cwd, "s")
         found = st["rounds"][0]["bench"]
+        self.assertEqual((found["tests"], found["split"], found["held"]), (["b01"], ["b01"], "probe"))
         self.assertEqual(len(found["groups"]), 2)
-        self.assertEqual((found["split"], found["held"]), (["b01"], "offer"))
-        self.assertTrue(all(st["results"][m["id"]].get("eq") for m in st["rounds"][0]["matches"]))
-        self.assertNotIn(st["champion"], (first["a"], first["b"]))  # the final's bench decided against the marked
-        self.assertNotIn("bench", st["rounds"][1])  # one survivor: nothing to measure
+        self.assertNotIn("probe-r1", st["jobs"])
+        self.assertEqual(sum(1 for m in st["rounds"][0]["matches"] if st["results"][m["id"]].get("eq")), 3)
+        self.assertNotIn(st["champion"], marked)  # later looks saw the test decide against the marked
+        self.assertNotIn("bench", st["rounds"][-1])  # the final: one survivor, nothing to measure
         with open(os.path.join(cwd, ".arena", "s", "journal.jsonl"), encoding="utf-8") as f:
-            journal = [json.loads(line) for line in f]
-        kinds = [e["e"] for e in journal]
-        self.assertEqual(kinds.count("measured"), 1)
+            kinds = [json.loads(line)["e"] for line in f]
+        self.assertEqual(kinds.count("measured"), 2)  # rounds 1 and 2 of three
         self.assertEqual(kinds[kinds.index("measured") + 1], "advance")
         winner = run_cli(["winner", "--run", "s"], cwd)[1]
-        self.assertIn("bench after round 1, run by the engine on its 2 survivors: its tests split them into 2 groups "
+        self.assertIn("bench after round 1, run by the engine on its 4 survivors: its tests split them into 2 groups "
                       "by b01", winner)
-        self.assertIn("so no settle offer", winner)
+        self.assertIn("so no settle probe", winner)
         run_cli(["report", "--run", "s"], cwd)
         with open(os.path.join(cwd, ".arena", "s", "report.html"), encoding="utf-8") as f:
             self.assertIn("<h3>Survivors of round 1</h3>", f.read())
 
     def test_direct(self):
-        self.check(*self.play("--direct"))
+        self.check_held(*self.play(8, lambda cwd: split_field(cwd, "s"), "--direct"))
 
     def test_lanes(self):
-        cwd, orch, st, first = self.play()
+        cwd, orch, st = self.play(8, lambda cwd: split_field(cwd, "s"))
         self.assertGreater(orch.lane_sets, 0)
-        self.check(cwd, orch, st, first)
+        self.check_held(cwd, orch, st)
+
+    def test_a_test_every_judge_disputed_groups_no_one(self):
+        cwd, orch, st = self.play(8, lambda cwd: split_field(cwd, "s"), "--direct", dispute=True)
+        self.assertEqual(len(orch.offers), 1)
+        self.assertEqual((st["rounds"][0]["bench"]["tests"], len(st["rounds"][0]["bench"]["groups"])), ([], 1))
+        self.assertTrue(any(v.get("bx") == ["b01"] for v in st["summ"].values()))
+
+    def test_a_test_no_look_upheld_groups_no_one(self):
+        # every round-1 match is between two sides alike on the test, so no look saw it decide
+        first = lambda cwd: tuple(state_of(cwd, "s")["rounds"][0]["matches"][0][k] for k in ("a", "b"))
+        cwd, orch, st = self.play(4, first, "--direct")
+        found = st["rounds"][0]["bench"]
+        self.assertEqual((found["tests"], len(found["groups"])), ([], 1))
+        self.assertEqual({row["b01"] for row in found["res"].values()}, {"0/1", "1/1"})  # they differ on it
+        self.assertEqual(len(orch.offers), 1)
 
     def test_an_entry_no_look_ran_on_a_survivor_is_run_by_the_engine(self):
         cwd = init_run(self, 4, 5, "--run-code", "--bench", "--merge", "off", "--wave", "4", "--direct", run="s")
@@ -467,28 +490,11 @@ class SplitField(unittest.TestCase):
         added = [e for e in st["bench"] if e["file"] == "always.py"]
         self.assertEqual([e["by"] for e in added], ["judge, round 1"])
         found = st["rounds"][0]["bench"]
-        self.assertEqual(sorted(found["tests"]), sorted(["b01", added[0]["id"]]))
         self.assertEqual({row[added[0]["id"]] for row in found["res"].values()}, {"2/2"})
         # no look of round 1 ran it: the engine did, in the work folder it keeps for that
         ran = os.listdir(os.path.join(cwd, ".arena", "s", "work", "bench-measure"))
         self.assertEqual(sorted(n for n in ran if n.startswith(added[0]["id"])),
                          sorted("%s-%s" % (added[0]["id"], a) for a in found["res"]))
-
-    def test_a_test_every_judge_disputed_splits_no_one(self):
-        cwd, orch, st, first = self.play("--direct", dispute=True)
-        self.assertEqual(len(orch.offers), 1)
-        self.assertEqual(st["rounds"][0]["bench"]["groups"], [sorted(st["rounds"][0]["bench"]["res"])])
-        self.assertEqual(st["rounds"][0]["bench"]["tests"], [])
-        self.assertTrue(any(v.get("bx") == ["b01"] for v in st["summ"].values()))
-
-    def test_without_the_split_the_offer_comes(self):
-        cwd = init_run(self, 4, 5, "--run-code", "--bench", "--merge", "off", "--wave", "4", "--direct", run="s")
-        agent = BenchStandIn(cwd, marked=(), equal=True)
-        orch = Orchestrator(cwd, agent, "s", wave=4)
-        orch.play()
-        st = state_of(cwd, "s")
-        self.assertEqual(len(orch.offers), 1)
-        self.assertNotIn("held", st["rounds"][0].get("bench", {}))
 
 
 class MeasuredEvent(unittest.TestCase):

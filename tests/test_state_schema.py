@@ -146,11 +146,10 @@ class Schema(unittest.TestCase):
         cwd = init_run(test, 8, 2, "--direct", run="c")
         play(cwd, StandIn(cwd, seed=2))
         cls.walked(cwd, "c")
-        # a bench whose test splits the survivors of a round its judges found equal (a held offer)
-        from test_bench import BenchStandIn
-        cwd = init_run(test, 4, 5, "--run-code", "--bench", "--merge", "off", "--wave", "4", "--direct", run="c")
-        first = state_of(cwd, "c")["rounds"][0]["matches"][0]
-        play(cwd, BenchStandIn(cwd, marked=(first["a"], first["b"]), equal=True), wave=4)
+        # a bench whose upheld test splits the survivors of a round its judges found mostly equal
+        from test_bench import BenchStandIn, split_field
+        cwd = init_run(test, 8, 5, "--run-code", "--bench", "--merge", "off", "--wave", "4", "--direct", run="c")
+        play(cwd, BenchStandIn(cwd, marked=split_field(cwd, "c"), equal=True), wave=4)
         cls.walked(cwd, "c")
         # and one whose judges dispute the bench's test
         cwd = init_run(test, 4, 5, "--run-code", "--bench", "--merge", "off", "--wave", "4", "--direct", run="c")

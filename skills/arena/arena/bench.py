@@ -513,8 +513,9 @@ def entry_of(st, eid):
 # survivors' judges ran the bench on the same texts). What it finds is journaled in a
 # 'measured' event: each survivor's results (its bench score among them, comparable across
 # matches because every survivor ran the same entries) and the survivors' groups by the
-# bench's tests. Survivors the tests split differ where the task decides, so no settle offer
-# or settle probe comes for that round (state.offer_settle_or_probe).
+# bench's tests that a look has upheld. Survivors those tests split differ where the task
+# decides, so no settle offer or settle probe comes for that round
+# (state.offer_settle_or_probe).
 
 MEASURE_FOLDER = "work/bench-measure"
 
@@ -580,9 +581,10 @@ def behaviour(r):
     return "failed %d: %s" % (r["failed"], "; ".join(r.get("first", [])))
 
 
-def measured_event(run, st, agents, disputed):
+def measured_event(run, st, agents, grouping):
     """The 'measured' event of the finished round from kept results, or None while a run is
-    missing. Tests named in `disputed` (a judge said they misread the task) group no one."""
+    missing. Only the tests in `grouping` (state.grouping_tests: upheld by a look, disputed by
+    none) group the survivors."""
     texts = survivor_texts(run, st, agents)
     found = {agent: {} for agent, _ in texts}
     for entry in st.get("bench", []):
@@ -591,7 +593,7 @@ def measured_event(run, st, agents, disputed):
             if r is None:
                 return None
             found[agent][entry["id"]] = r
-    tests = [e["id"] for e in st.get("bench", []) if e["kind"] == "test" and e["id"] not in disputed]
+    tests = [e["id"] for e in st.get("bench", []) if e["kind"] == "test" and e["id"] in grouping]
     by = {}
     for agent in sorted(found):
         by.setdefault(tuple(behaviour(found[agent][t]) for t in tests), []).append(agent)

@@ -415,9 +415,13 @@ def measure_due(st):
     return "bench" not in st["rounds"][-1] and len(alive_agents(st)) >= 2
 
 
-def disputed_entries(st):
-    """The bench entries some look said misread the task (its verdict's 'disputed')."""
-    return sorted({eid for s in st["summ"].values() for eid in s.get("bx", ())})
+def grouping_tests(st):
+    """The bench tests that may group a round's survivors (bench.measured_event): those some
+    look saw decide a match and upheld (its 'bd', not in its 'disputed'), and no look disputed.
+    A test no look has weighed yet groups no one: it may test what the task leaves open."""
+    disputed = {eid for s in st["summ"].values() for eid in s.get("bx", ())}
+    upheld = {eid for s in st["summ"].values() for eid in s.get("bd", {}) if eid not in s.get("bx", ())}
+    return sorted(upheld - disputed)
 
 
 def refuse_measured(st, ev):

@@ -182,7 +182,7 @@ def survivor_bench_lines(st, limit=SHOWN_SURVIVORS):
 def grouped_text(found, limit=SHOWN_SURVIVORS):
     """What the bench's tests said of a round's survivors, and what that held back."""
     if not found["tests"]:
-        text = "no test to group them by"
+        text = "no test a look has upheld to group them by"
     elif len(found["groups"]) == 1:
         text = "its tests (%s) found them alike" % ", ".join(found["tests"])
     else:
