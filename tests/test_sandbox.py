@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -315,8 +316,18 @@ print(os.getpid(), child.pid, below)
         if not sys.platform.startswith("linux") or os.geteuid() != 0 or not shutil.which("unshare"):
             self.skipTest("needs Linux, root and unshare(1) to make a pid namespace without its own /proc")
         engine = os.path.dirname(standin.BRACKET)
+        # another sandbox beside it: a pid namespace as deep, whose processes are numbered 1, 2, 3
+        # too (the script's child is 2 in its own)
+        beside = subprocess.Popen(["unshare", "--pid", "--fork", "sh", "-c", "sleep 60 & sleep 60 & wait"])
+        self.addCleanup(lambda: (beside.kill(), beside.wait()))
+        deadline = time.time() + 30
+        while len(sandbox.descendants(beside.pid)) < 3 and time.time() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(len(sandbox.descendants(beside.pid)), 3)
         proc = subprocess.run(["unshare", "--pid", "--fork", sys.executable, "-c", self.SCRIPT % engine],
                               capture_output=True, text=True, timeout=60)
+        for p in sandbox.descendants(beside.pid):
+            os.kill(p, 9)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         own, child, below = proc.stdout.split(" ", 2)
         below = [int(x) for x in re.findall(r"\d+", below)]

@@ -331,6 +331,7 @@ def descendants(pid):
     depth = None if same else len(ns_pids("self") or [])
     if depth == 0:
         return []
+    here = pid_namespace("self") if depth else None
     children, mine = {}, {}
     for name in names:
         try:
@@ -345,7 +346,11 @@ def descendants(pid):
             if nested and len(nested) >= depth:
                 mine[int(name)] = nested[depth - 1]
     if depth:
+        # another pid namespace as deep as this one (another sandbox beside it) numbers its
+        # processes from 1 too: pid is the one in this namespace
         top = [outer for outer, inner in mine.items() if inner == pid]
+        if len(top) > 1:
+            top = [outer for outer in top if pid_namespace(outer) == here]
         if len(top) != 1:
             return []
         start, name_of = top[0], mine.get
@@ -358,6 +363,15 @@ def descendants(pid):
                 out.append(name_of(child))
             todo.append(child)
     return out
+
+
+def pid_namespace(name):
+    """The pid namespace a process is in, as the kernel names it (pid:[4026531836]), or None
+    where it cannot be read."""
+    try:
+        return os.readlink("/proc/%s/ns/pid" % name)
+    except OSError:
+        return None
 
 
 def ns_pids(name):
