@@ -549,13 +549,14 @@ def measure(run, st, texts, seconds=COMMAND_SECONDS):
     try:
         import fcntl
         fd = os.open(run.path(MEASURE_FOLDER, "lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    except (ImportError, OSError):
+        fd = None  # no lock to take here (Windows): two commands may run the same entry, harmlessly
+    if fd is not None:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(fd)
             return len(missing_runs(run, st, texts))
-    except ImportError:
-        fd = None
     try:
         for entry, agent, text in missing_runs(run, st, texts):
             if time.time() - start + seconds_for(entry) > seconds:
