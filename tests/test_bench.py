@@ -425,6 +425,18 @@ def split_field(cwd, run):
     return (matches[0]["a"], matches[0]["b"], matches[1]["a"])
 
 
+class Shown(unittest.TestCase):
+    def test_winner_names_a_bounded_number_of_groups_and_agents(self):
+        from arena.wording import grouped_text, survivor_bench_lines
+        groups = [["a%03d" % i for i in range(1, 31)]] + [["a%03d" % i] for i in range(31, 51)]
+        found = {"tests": ["b01"], "groups": groups, "split": ["b01"], "held": "probe",
+                 "res": {a: {"b01": "1/1"} for g in groups for a in g}}
+        line = survivor_bench_lines({"bench": [{"id": "b01", "kind": "test"}], "rounds": [{"n": 1, "bench": found}]})[0]
+        self.assertIn("21 groups by b01: a001 a002 a003 a004 a005 a006 and 24 more | a031 |", line)
+        self.assertIn("| 15 more groups; so no settle probe", line)
+        self.assertEqual(grouped_text(found).count("a0"), 50)  # the report names them all
+
+
 class SplitField(unittest.TestCase):
     """--bench runs whose round-1 looks are mostly equal while the bench's test fails some of
     the survivors: a split by a test a look upheld holds back the settle probe; a test no look

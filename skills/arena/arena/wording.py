@@ -175,20 +175,24 @@ def survivor_bench_lines(st, limit=SHOWN_SURVIVORS):
             figures = ", ".join("%s %s" % (a, fmt_figure(res[a].get(scorer["id"]))) for a in shown)
             more = " and %d more" % (len(order) - len(shown)) if len(order) > len(shown) else ""
             head += " scorer %s (%s is better) %s%s;" % (scorer["id"], scorer["better"], figures, more)
-        lines.append(head + " " + grouped_text(found, limit))
+        lines.append(head + " " + grouped_text(found, None if limit is None else max(1, limit // 2)))
     return lines
 
 
-def grouped_text(found, limit=SHOWN_SURVIVORS):
-    """What the bench's tests said of a round's survivors, and what that held back."""
+def grouped_text(found, limit=None):
+    """What the bench's tests said of a round's survivors, and what that held back; up to
+    `limit` groups and names a group (None: all)."""
     if not found["tests"]:
         text = "no test a look has upheld to group them by"
     elif len(found["groups"]) == 1:
         text = "its tests (%s) found them alike" % ", ".join(found["tests"])
     else:
         groups = found["groups"] if limit is None else found["groups"][:limit]
-        text = "its tests split them into %d groups by %s: %s" % (
-            len(found["groups"]), ", ".join(found["split"]), " | ".join(" ".join(g) for g in groups))
+        names = lambda g: " ".join(g if limit is None else g[:limit]) + (
+            " and %d more" % (len(g) - limit) if limit is not None and len(g) > limit else "")
+        more = " | %d more groups" % (len(found["groups"]) - len(groups)) if len(found["groups"]) > len(groups) else ""
+        text = "its tests split them into %d groups by %s: %s%s" % (
+            len(found["groups"]), ", ".join(found["split"]), " | ".join(names(g) for g in groups), more)
     held = {"offer": "; so no settle offer, though the judges found the round's matches equal",
             "probe": "; so no settle probe, though the judges found half or more of the round's matches equal"}
     return text + held.get(found.get("held"), "")
