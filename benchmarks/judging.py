@@ -304,7 +304,8 @@ def play_tournament(n, seed, judge, recheck, final_judges, extras=PLAIN):
                 groups = {}
                 for a in state.alive_agents(st):
                     groups.setdefault(world[0][a], []).append(a)
-                apply(st, {"e": "measured", "round": len(st["rounds"]), "res": {}, "split": ["b01"], "tests": ["b01"],
+                apply(st, {"e": "measured", "round": len(st["rounds"]), "res": {}, "tests": ["b01"],
+                           "split": ["b01"] if len(groups) > 1 else [],
                            "groups": sorted(sorted(g) for g in groups.values()), "seq": st["seq"] + 1}, checked=False)
             apply(st, {"e": "advance", "round": len(st["rounds"]), "seq": st["seq"] + 1}, checked=False)
         else:

@@ -251,7 +251,7 @@ def read_result(entry, ran):
     """What one run of an entry says: {"cases", "failed", "first"} for a test, {"score"} for
     the scorer, {"error"} when it did not end with the JSON line its kind prints."""
     if ran["status"] is None:
-        return {"error": "timed out after %d s" % (SCORER_SECONDS if entry["kind"] == "scorer" else TEST_SECONDS)}
+        return {"error": "timed out after %d s" % seconds_for(entry)}
     if ran["limit"]:
         return {"error": ran["limit"]}
     lines = [line for line in ran["text"].splitlines() if line.strip()]
@@ -586,14 +586,13 @@ def measured_event(run, st, agents, grouping):
     """The 'measured' event of the finished round from kept results, or None while a run is
     missing. Only the tests in `grouping` (state.grouping_tests: upheld by a look, disputed by
     none) group the survivors."""
-    texts = survivor_texts(run, st, agents)
-    found = {agent: {} for agent, _ in texts}
-    for entry in st.get("bench", []):
-        for agent, text in texts:
-            r = kept_result(run, entry, text)
-            if r is None:
-                return None
-            found[agent][entry["id"]] = r
+    kept = kept_bench(run, st, survivor_texts(run, st, agents))
+    if any(r is None for row in kept.values() for r in row.values()):
+        return None
+    found = {}
+    for eid, row in kept.items():
+        for agent, r in row.items():
+            found.setdefault(agent, {})[eid] = r
     tests = [e["id"] for e in st.get("bench", []) if e["kind"] == "test" and e["id"] in grouping]
     by = {}
     for agent in sorted(found):

@@ -331,7 +331,6 @@ def descendants(pid):
     depth = None if same else len(ns_pids("self") or [])
     if depth == 0:
         return []
-    here = pid_namespace("self") if depth else None
     children, mine = {}, {}
     for name in names:
         try:
@@ -350,6 +349,7 @@ def descendants(pid):
         # processes from 1 too: pid is the one in this namespace
         top = [outer for outer, inner in mine.items() if inner == pid]
         if len(top) > 1:
+            here = pid_namespace("self")
             top = [outer for outer in top if pid_namespace(outer) == here]
         if len(top) != 1:
             return []
