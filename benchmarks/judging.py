@@ -268,6 +268,15 @@ def output_of(st, job, judge, world):
     return verdict(st, job, judge, world)
 
 
+def measured_groups(alive, world):
+    """The survivors as the engine's run of the bench groups them: one group per distinct
+    quality (other benchmarks replace this with a bench that sees less)."""
+    groups = {}
+    for a in alive:
+        groups.setdefault(world[0][a], []).append(a)
+    return list(groups.values())
+
+
 def tournament(n, seed, judge, recheck=None, final_judges=1, rules=OLD_RULES, extras=PLAIN):
     """Run one tournament; returns (champion, state, calls, qualities)."""
     with playing(rules):
@@ -301,12 +310,10 @@ def play_tournament(n, seed, judge, recheck, final_judges, extras=PLAIN):
                 calls += 1
         elif round_done(st):
             if state.measure_due(st):
-                groups = {}
-                for a in state.alive_agents(st):
-                    groups.setdefault(world[0][a], []).append(a)
+                groups = measured_groups(state.alive_agents(st), world)
                 apply(st, {"e": "measured", "round": len(st["rounds"]), "res": {}, "tests": ["b01"],
                            "split": ["b01"] if len(groups) > 1 else [],
-                           "groups": sorted(sorted(g) for g in groups.values()), "seq": st["seq"] + 1}, checked=False)
+                           "groups": sorted(sorted(g) for g in groups), "seq": st["seq"] + 1}, checked=False)
             apply(st, {"e": "advance", "round": len(st["rounds"]), "seq": st["seq"] + 1}, checked=False)
         else:
             raise RuntimeError("seed %d: nothing ready and the round is not done" % seed)

@@ -60,6 +60,11 @@ EQUAL_MARGIN = 0
 BENCH_ENTRIES = 10
 
 
+def run_scorer(st):
+    """The run's bench scorer: the first scorer the bench took, or None."""
+    return next((e for e in st.get("bench", []) if e["kind"] == "scorer"), None)
+
+
 # Rounds with at most this many agents are the last two (semifinal and final).
 LATE_FIELD = 4
 

@@ -9,7 +9,7 @@ It reads the state and never changes it.
 """
 
 from . import budget
-from .base import plural
+from .base import plural, run_scorer
 from .bench import best_first, fmt_score
 from .jobs import KIND, KINDS_IN_ORDER, READY, agent_of, job_kind, status
 from .sandbox import confinement_line, limits_text
@@ -160,8 +160,8 @@ SHOWN_SURVIVORS = 12
 def survivor_bench_lines(st, limit=SHOWN_SURVIVORS):
     """Per round the engine measured (bench.measured_event): its survivors' bench scores, best
     first (comparable across matches: every survivor ran the same entries), and whether the
-    bench's tests found them alike; up to `limit` agents a line (None: all)."""
-    scorer = next((e for e in st.get("bench", []) if e["kind"] == "scorer"), None)
+    bench (its upheld tests and its scorer) found them alike; up to `limit` agents a line (None: all)."""
+    scorer = run_scorer(st)
     lines = []
     for rnd in st["rounds"]:
         found = rnd.get("bench")
@@ -180,18 +180,18 @@ def survivor_bench_lines(st, limit=SHOWN_SURVIVORS):
 
 
 def grouped_text(found, limit=None):
-    """What the bench's tests said of a round's survivors, and what that held back; up to
-    `limit` groups and names a group (None: all)."""
+    """What the bench's tests and scorer said of a round's survivors, and what that held back;
+    up to `limit` groups and names a group (None: all)."""
     if not found["tests"]:
-        text = "no test a look has upheld to group them by"
+        text = "no test a look has upheld and no undisputed scorer to group them by"
     elif len(found["groups"]) == 1:
-        text = "its tests (%s) found them alike" % ", ".join(found["tests"])
+        text = "the bench (%s) found them alike" % ", ".join(found["tests"])
     else:
         groups = found["groups"] if limit is None else found["groups"][:limit]
         names = lambda g: " ".join(g if limit is None else g[:limit]) + (
             " and %d more" % (len(g) - limit) if limit is not None and len(g) > limit else "")
         more = " | %d more groups" % (len(found["groups"]) - len(groups)) if len(found["groups"]) > len(groups) else ""
-        text = "its tests split them into %d groups by %s: %s%s" % (
+        text = "the bench split them into %d groups by %s: %s%s" % (
             len(found["groups"]), ", ".join(found["split"]), " | ".join(names(g) for g in groups), more)
     held = {"offer": "; so no settle offer, though the judges found the round's matches equal",
             "probe": "; so no settle probe, though the judges found half or more of the round's matches equal"}
