@@ -607,24 +607,28 @@ def measured_event(run, st, agents, grouping):
             found.setdefault(agent, {})[eid] = r
     tests = [e["id"] for e in st.get("bench", []) if e["kind"] == "test" and e["id"] in grouping]
     scorer = run_scorer(st)
-    by_score = {}
-    if scorer is not None and scorer["id"] in grouping:
-        tests.append(scorer["id"])
-        # a survivor the scorer could not score (an error, a timeout) is a group of its own kind
-        by_score = dict.fromkeys(found, "error")
-        by_score.update((a, i) for i, g in enumerate(score_groups({a: found[a][scorer["id"]] for a in found}, scorer))
-                        for a in g)
+    if scorer is not None and scorer["id"] not in grouping:
+        scorer = None
+    by_score = score_group_of({a: found[a][scorer["id"]] for a in found}, scorer) if scorer else {}
     by = {}
     for agent in sorted(found):
-        key = tuple(behaviour(found[agent][t]) for t in tests if t != (scorer or {}).get("id"))
-        by.setdefault(key + (by_score.get(agent),), []).append(agent)
+        key = tuple(behaviour(found[agent][t]) for t in tests) + (by_score.get(agent),)
+        by.setdefault(key, []).append(agent)
     groups = sorted(by.values(), key=lambda g: (-len(g), g[0]))
-    split = [t for t in tests if t != (scorer or {}).get("id") and len({behaviour(found[a][t]) for a in found}) > 1]
+    split = [t for t in tests if len({behaviour(found[a][t]) for a in found}) > 1]
     if len(set(by_score.values())) > 1:
         split.append(scorer["id"])
     res = {agent: {eid: compact(entry_of(st, eid), r) for eid, r in row.items()} for agent, row in found.items()}
     return {"e": "measured", "round": len(st["rounds"]), "res": res, "groups": groups, "split": split,
-            "tests": tests}
+            "tests": tests + ([scorer["id"]] if scorer else [])}
+
+
+def score_group_of(found, scorer):
+    """{agent: the number of its group by the scorer (score_groups), or "error" for a survivor
+    the scorer could not score (an error, a timeout): a group of its own kind}."""
+    out = dict.fromkeys(found, "error")
+    out.update((a, i) for i, g in enumerate(score_groups(found, scorer)) for a in g)
+    return out
 
 
 def scored_best_first(found, scorer):
