@@ -13,7 +13,9 @@ settle offer taken, under three rules for the engine's run of the bench on a rou
 - tests: the survivors are grouped by the bench's tests only, which a field of valid solutions
   all pass: one group, so nothing is held back (the engine before the scorer grouped);
 - scorer: the run's scorer groups them too: when its figures for the best and the worst
-  survivor are more than the margin apart, the round's offer or probe is held back.
+  survivor are more than the margin apart, the round's offer or probe is held back (a rule
+  measured here and in run 13 of benchmarks/real-agents.md, and not adopted: see
+  benchmarks/README.md).
 
 A solution's bench score is its quality plus a fixed error of sd --scorer-sd (the bench's
 instances are not the task's); the margin is in units of the field's quality sd. A look whose

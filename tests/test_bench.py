@@ -223,20 +223,14 @@ MARKED = ("import json, sys\ntext = open(sys.argv[1], encoding='utf-8').read()\n
 
 ALWAYS = "import json\nprint(json.dumps({'cases': 2, 'failed': []}))\n"
 
-# A bench scorer that scores a marked solution 10% worse (lower is better).
-SCORED = ("import json, sys\ntext = open(sys.argv[1], encoding='utf-8').read()\n"
-          "print(json.dumps({'score': 110.0 if 'BENCH' + 'FAIL' in text else 100.0}))\n")
-
 
 class BenchStandIn(StandIn):
     """The product's stand-ins, plus what a bench asks of them: a002 writes solutions the bench's
     test fails, every attack lists that test, and a judge runs the bench (but the one named in
     `skip` not on its first try) and supports in `decided` what the bench decided."""
 
-    def __init__(self, cwd, skip=(), marked=("a002",), equal=False, judge_adds=False, dispute=False, scorer=False):
+    def __init__(self, cwd, skip=(), marked=("a002",), equal=False, judge_adds=False, dispute=False):
         StandIn.__init__(self, cwd, seed=3, run_code=True, checks=False, equal=equal)
-        # scorer: every attack lists a scorer that scores the marked solutions worse, not the test
-        self.scorer = scorer
         self.skip, self.bench_out, self.marked = set(skip), {}, set(marked)
         # dispute: every judge says the bench's entries misread the task, and keeps its own verdict
         self.dispute = dispute
@@ -255,10 +249,6 @@ class BenchStandIn(StandIn):
             run_dir = os.path.dirname(os.path.dirname(call["prompt"].split()[1]))
             with open(os.path.join(self.cwd, run_dir, "out", sol + ".md"), "a", encoding="utf-8") as f:
                 f.write("\nBENCHFAIL\n")
-        elif kind == "atk" and self.scorer:
-            self._write(folder + "scored.py", SCORED)
-            self._write(folder + "bench.json", json.dumps({"bench": [
-                {"kind": "scorer", "file": "scored.py", "for": "used height", "better": "lower"}]}))
         elif kind == "atk":
             self._write(folder + "marked.py", MARKED)
             self._write(folder + "bench.json", json.dumps({"bench": [
@@ -282,7 +272,7 @@ class BenchStandIn(StandIn):
             with open(path, encoding="utf-8") as f:
                 v = json.load(f)
             if self.dispute:
-                v["disputed"] = {eid: "the task leaves this open" for eid in re.findall(r"^(b\d\d) (?:test|scorer)", out, re.M)}
+                v["disputed"] = {eid: "the task leaves this open" for eid in re.findall(r"^(b\d\d) test", out, re.M)}
             elif won:
                 for label in v["scores"]:
                     top = label == won[0]
@@ -397,71 +387,26 @@ class Measured(unittest.TestCase):
         self.assertEqual((ev["split"], ev["tests"], ev["round"]), (["b01"], ["b01"], 1))
         self.assertEqual(ev["res"]["a002"], {"b01": "0/1", "b02": 10.0})
         self.assertEqual(bench.best_first(st, ev["res"]), ["a002", "a003", "a001", "a004"])
-        # a test no look upheld (or one a look disputed: state.grouping_entries) groups no one
+        # a test no look upheld (or one a look disputed: state.grouping_tests) groups no one
         self.assertEqual(bench.measured_event(run, st, agents, [])["groups"], [agents])
         self.assertEqual(bench.measured_event(run, st, agents, [])["res"], ev["res"])
         # nothing left to run: a second measure runs nothing
         self.assertEqual(bench.measure(run, st, pairs, seconds=0), 0)
 
-    def survivors(self, run, texts):
-        os.makedirs(run.path("out"), exist_ok=True)
-        for agent, text in texts.items():
+    def test_survivors_with_one_text_share_one_run(self):
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        run = FolderRun(folder)
+        os.makedirs(run.path("out"))
+        for agent in ("a001", "a002"):
             with open(run.path("out", agent + ".md"), "w") as f:
-                f.write(text)
-        return {"bench": self.entries(run), "sol": {a: "out/%s.md" % a for a in texts}, "rounds": [{}],
-                "run_code_env": ()}
-
-    def test_the_scorer_groups_survivors_more_than_its_margin_apart_once_a_second_run_confirms_it(self):
-        folder = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, folder)
-        run = FolderRun(folder)
-        texts = {"a001": "x 100", "a002": "x 100.3", "a003": "x 103", "a004": "x 104", "a005": "no figure"}
-        st = self.survivors(run, texts)
-        agents = sorted(texts)
-        pairs = bench.survivor_texts(run, st, agents)
-        self.assertEqual(len(bench.missing_runs(run, st, pairs)), 10)  # every entry once on each
+                f.write("x 5")
+        st = {"bench": self.entries(run), "sol": {a: "out/%s.md" % a for a in ("a001", "a002")}, "rounds": [{}],
+              "run_code_env": ()}
+        pairs = bench.survivor_texts(run, st, ["a001", "a002"])
+        self.assertEqual(len(bench.missing_runs(run, st, pairs)), 4)
         self.assertEqual(bench.measure(run, st, pairs), 0)
-        runs = {a: bench.runs_of(bench.kept_result(run, st["bench"][1], t)) for a, t in texts.items() if a != "a005"}
-        # the best and the worst ran twice; the others once
-        self.assertEqual(runs, {"a001": [100.0, 100.0], "a002": [100.3], "a003": [103.0], "a004": [104.0, 104.0]})
-        ev = bench.measured_event(run, st, agents, ["b02"])
-        # within 0.5% of a group's best; a005, which the scorer could not score, is a group of its own
-        self.assertEqual(ev["groups"], [["a001", "a002"], ["a003"], ["a004"], ["a005"]])
-        self.assertEqual((ev["split"], ev["tests"]), (["b02"], ["b02"]))
-        # with the test too: the marked survivor fails it
-        both = bench.measured_event(run, st, agents, ["b01", "b02"])
-        self.assertEqual((both["split"], both["tests"]), (["b02"], ["b01", "b02"]))  # every text passes b01
-
-    def test_survivors_within_the_scorers_margin_are_one_group_and_run_it_once(self):
-        folder = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, folder)
-        run = FolderRun(folder)
-        texts = {"a001": "x 100", "a002": "x 100.2", "a003": "x 100.45"}
-        st = self.survivors(run, texts)
-        pairs = bench.survivor_texts(run, st, sorted(texts))
-        self.assertEqual(bench.measure(run, st, pairs), 0)
-        self.assertEqual({len(bench.runs_of(bench.kept_result(run, st["bench"][1], t))) for t in texts.values()}, {1})
-        ev = bench.measured_event(run, st, sorted(texts), ["b02"])
-        self.assertEqual((ev["groups"], ev["split"]), ([sorted(texts)], []))
-
-    def test_a_gap_a_second_run_does_not_confirm_splits_no_one(self):
-        folder = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, folder)
-        run = FolderRun(folder)
-        texts = {"a001": "x 100", "a002": "x 101"}
-        st = self.survivors(run, texts)
-        entry = st["bench"][1]
-        # kept from earlier looks: a002's first run was an outlier; its second came back at 100
-        for agent, runs in (("a001", [100.0, 100.0]), ("a002", [101.0, 100.0])):
-            path = bench.result_path(run, entry, texts[agent])
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w") as f:
-                json.dump({"score": sum(runs) / len(runs), "runs": runs}, f)
-        for agent in texts:
-            bench.run_entry(run, st, st["bench"][0], texts[agent], texts[agent], run.path("w", agent))
-        self.assertEqual(bench.missing_runs(run, st, bench.survivor_texts(run, st, sorted(texts))), [])
-        ev = bench.measured_event(run, st, sorted(texts), ["b02"])
-        self.assertEqual((ev["groups"], ev["split"]), ([["a001", "a002"]], []))  # 0.5 apart, a spread of 1
+        self.assertEqual(sorted(os.listdir(run.path(bench.MEASURE_FOLDER))), ["b01-a001", "b02-a001", "lock"])
 
     def test_an_entry_whose_files_are_gone_is_an_error_result_not_a_traceback(self):
         folder = tempfile.mkdtemp()
@@ -533,7 +478,7 @@ class SplitField(unittest.TestCase):
         self.assertEqual(kinds.count("measured"), 2)  # rounds 1 and 2 of three
         self.assertEqual(kinds[kinds.index("measured") + 1], "advance")
         winner = run_cli(["winner", "--run", "s"], cwd)[1]
-        self.assertIn("bench after round 1, run by the engine on its 4 survivors: the bench split them into 2 groups "
+        self.assertIn("bench after round 1, run by the engine on its 4 survivors: its tests split them into 2 groups "
                       "by b01", winner)
         self.assertIn("so no settle probe", winner)
         run_cli(["report", "--run", "s"], cwd)
@@ -547,36 +492,6 @@ class SplitField(unittest.TestCase):
         cwd, orch, st = self.play(8, lambda cwd: split_field(cwd, "s"))
         self.assertGreater(orch.lane_sets, 0)
         self.check_held(cwd, orch, st)
-
-    def test_a_scorer_that_puts_the_survivors_apart_holds_back_the_offer_though_it_decided_no_match(self):
-        # both sides of the first match are marked: the scorer puts its winner 10% behind the
-        # other survivors, yet decides no match (each is between two sides it scores alike)
-        cwd = init_run(self, 8, 5, "--run-code", "--bench", "--merge", "off", "--wave", "4", "--direct", run="s")
-        first = split_field(cwd, "s")[:2]
-        agent = BenchStandIn(cwd, marked=first, equal=True, scorer=True)
-        orch = Orchestrator(cwd, agent, "s", wave=4)
-        orch.play()
-        st = state_of(cwd, "s")
-        found = st["rounds"][0]["bench"]
-        self.assertEqual(st["bench"][0]["kind"], "scorer")
-        self.assertFalse(any(s.get("bd") for job, s in st["summ"].items() if job.startswith("r1-") and s))
-        self.assertEqual((found["tests"], found["split"], found["held"]), (["b01"], ["b01"], "offer"))
-        self.assertEqual(sorted(map(len, found["groups"])), [1, 3])
-        self.assertEqual(sorted(x for row in found["res"].values() for x in row.values()), [100.0] * 3 + [110.0])
-        self.assertTrue(all("round 1/" not in offer for offer in orch.offers))
-        self.assertGreater(len(st["rounds"]), 1)
-        winner = run_cli(["winner", "--run", "s"], cwd)[1]
-        self.assertIn("the bench split them into 2 groups by b01", winner)
-        self.assertIn("so no settle offer", winner)
-
-    def test_a_scorer_every_judge_disputed_groups_no_one(self):
-        cwd = init_run(self, 8, 5, "--run-code", "--bench", "--merge", "off", "--wave", "4", "--direct", run="s")
-        agent = BenchStandIn(cwd, marked=split_field(cwd, "s"), equal=True, scorer=True, dispute=True)
-        orch = Orchestrator(cwd, agent, "s", wave=4)
-        orch.play()
-        st = state_of(cwd, "s")
-        self.assertEqual((st["rounds"][0]["bench"]["tests"], len(st["rounds"][0]["bench"]["groups"])), ([], 1))
-        self.assertEqual(len(orch.offers), 1)
 
     def test_a_test_every_judge_disputed_groups_no_one(self):
         cwd, orch, st = self.play(8, lambda cwd: split_field(cwd, "s"), "--direct", dispute=True)

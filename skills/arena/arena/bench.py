@@ -535,16 +535,9 @@ def survivor_texts(run, st, agents):
 
 
 def missing_runs(run, st, texts):
-    """[(entry, agent, text, kept result or None)] of the runs the survivors' measurement still
-    needs: every entry once on every survivor, then the scorer again on its best and its worst
-    survivor while they are more than the margin apart on one run each (score_repeats)."""
-    missing = [(entry, agent, text, None) for entry in st.get("bench", []) for agent, text in texts
-               if kept_result(run, entry, text) is None]
-    scorer = run_scorer(st)
-    if missing or scorer is None:
-        return missing
-    found = {agent: kept_result(run, scorer, text) for agent, text in texts}
-    return [(scorer, agent, text, found[agent]) for agent, text in texts if agent in score_repeats(found)]
+    """[(entry, agent, text)] of the runs the survivors' measurement still needs."""
+    return [(entry, agent, text) for entry in st.get("bench", []) for agent, text in texts
+            if kept_result(run, entry, text) is None]
 
 
 def measure(run, st, texts, seconds=COMMAND_SECONDS):
@@ -566,14 +559,13 @@ def measure(run, st, texts, seconds=COMMAND_SECONDS):
             return len(missing_runs(run, st, texts))
     try:
         while True:
-            # the scorer's repeats are known only once every single run is in, so ask again after each
+            # asked again after each run: survivors with one text share its result, so it runs once
             missing = missing_runs(run, st, texts)
             fits = [m for m in missing if time.time() - start + seconds_for(m[0]) <= seconds]
             if not fits:
                 return len(missing)
-            entry, agent, text, before = fits[0]
-            run_entry(run, st, entry, text, text, run.path(MEASURE_FOLDER, "%s-%s" % (entry["id"], agent)),
-                      before=before)
+            entry, agent, text = fits[0]
+            run_entry(run, st, entry, text, text, run.path(MEASURE_FOLDER, "%s-%s" % (entry["id"], agent)))
     finally:
         if fd is not None:
             os.close(fd)
@@ -595,76 +587,24 @@ def behaviour(r):
 
 def measured_event(run, st, agents, grouping):
     """The 'measured' event of the finished round from kept results, or None while a run is
-    missing. Only the entries in `grouping` (state.grouping_entries: the tests a look upheld and
-    the run's scorer, none of them disputed by a look) group the survivors."""
-    texts = survivor_texts(run, st, agents)
-    if missing_runs(run, st, texts):
+    missing. Only the tests in `grouping` (state.grouping_tests: upheld by a look, disputed by
+    none) group the survivors."""
+    kept = kept_bench(run, st, survivor_texts(run, st, agents))
+    if any(r is None for row in kept.values() for r in row.values()):
         return None
-    kept = kept_bench(run, st, texts)
     found = {}
     for eid, row in kept.items():
         for agent, r in row.items():
             found.setdefault(agent, {})[eid] = r
     tests = [e["id"] for e in st.get("bench", []) if e["kind"] == "test" and e["id"] in grouping]
-    scorer = run_scorer(st)
-    if scorer is not None and scorer["id"] not in grouping:
-        scorer = None
-    by_score = score_group_of({a: found[a][scorer["id"]] for a in found}, scorer) if scorer else {}
     by = {}
     for agent in sorted(found):
-        key = tuple(behaviour(found[agent][t]) for t in tests) + (by_score.get(agent),)
-        by.setdefault(key, []).append(agent)
+        by.setdefault(tuple(behaviour(found[agent][t]) for t in tests), []).append(agent)
     groups = sorted(by.values(), key=lambda g: (-len(g), g[0]))
     split = [t for t in tests if len({behaviour(found[a][t]) for a in found}) > 1]
-    if len(set(by_score.values())) > 1:
-        split.append(scorer["id"])
     res = {agent: {eid: compact(entry_of(st, eid), r) for eid, r in row.items()} for agent, row in found.items()}
     return {"e": "measured", "round": len(st["rounds"]), "res": res, "groups": groups, "split": split,
-            "tests": tests + ([scorer["id"]] if scorer else [])}
-
-
-def score_group_of(found, scorer):
-    """{agent: the number of its group by the scorer (score_groups), or "error" for a survivor
-    the scorer could not score (an error, a timeout): a group of its own kind}."""
-    out = dict.fromkeys(found, "error")
-    out.update((a, i) for i, g in enumerate(score_groups(found, scorer)) for a in g)
-    return out
-
-
-def scored_best_first(found, scorer):
-    """[(agent, result)] of the survivors the scorer scored, best score first."""
-    sign = 1 if scorer["better"] == "lower" else -1
-    return sorted(((a, r) for a, r in found.items() if r and "score" in r), key=lambda x: (sign * x[1]["score"], x[0]))
-
-
-def score_repeats(found):
-    """The survivors whose scorer figure needs a second run before the measurement can read it:
-    the best and the worst, when one run each puts them more than SCORE_MARGIN apart, and either
-    has run fewer than REPEATS times. found is {agent: the scorer's result}."""
-    scored = sorted(((r["score"], a, r) for a, r in found.items() if r and "score" in r))
-    if len(scored) < 2:
-        return set()
-    (_, lo, a), (_, hi, b) = scored[0], scored[-1]
-    if not over_margin(a, b):
-        return set()
-    return {agent for agent, r in ((lo, a), (hi, b)) if len(runs_of(r)) < REPEATS}
-
-
-def score_groups(found, scorer):
-    """The survivors by the run's scorer, best first: one group when the best and the worst are
-    within the margin of each other (score_margin: SCORE_MARGIN of the larger, or both sides'
-    spreads between their own runs, whichever is more); else each group holds every survivor
-    within the margin of the group's best. A survivor the scorer could not score is in none."""
-    order = scored_best_first(found, scorer)
-    if len(order) < 2 or abs(order[0][1]["score"] - order[-1][1]["score"]) <= score_margin(order[0][1], order[-1][1]):
-        return [[a for a, _ in order]] if order else []
-    groups, head = [], None
-    for agent, r in order:
-        if head is None or abs(r["score"] - head["score"]) > score_margin(head, r):
-            groups.append([])
-            head = r
-        groups[-1].append(agent)
-    return groups
+            "tests": tests}
 
 
 def best_first(st, res):

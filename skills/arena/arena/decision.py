@@ -17,7 +17,7 @@ from .base import ArenaError, DEFAULT_LANE_JOBS, MAX_LANES
 from .estimate import expected_looks
 from .jobs import ISSUED, OPEN, READY, count_in, is_judging, jobs_in, outputs_of, spawn_id, status, tries
 from .state import (alive_agents, entered, field_offered, find_match, finished, inputs_of,
-                    grouping_entries, job_model, judge_sides, measure_due, round_done)
+                    grouping_tests, job_model, judge_sides, measure_due, round_done)
 from .outputs import changed_since_collected, check_output, collect_events, kept_copy
 from .briefs import write_brief, write_lane_brief
 from .schedule import pick_jobs, pick_wave, priority, progress, spawn_positions
@@ -57,7 +57,7 @@ def collect_and_advance(ctx, retry=False, only=None, used=None):
         if not adv:
             break
         if measure_due(st):
-            found = bench.measured_event(ctx.run, st, alive_agents(st), grouping_entries(st))
+            found = bench.measured_event(ctx.run, st, alive_agents(st), grouping_tests(st))
             if found is None:
                 break  # runs are missing: next runs them with the run unlocked (measure_runs), then closes the round
             ctx.commit([found])

@@ -565,7 +565,7 @@ class Report:
 
     def survivors_benched(self, entries):
         """Each round's survivors as the engine ran the bench on them before the round closed:
-        every entry's result, best bench score first, and the group the bench put each in."""
+        every entry's result, best bench score first, and the group the tests put each in."""
         out = []
         for rnd in self.st["rounds"]:
             found = rnd.get("bench")

@@ -12,8 +12,7 @@ files: storage.py persists it, outputs.py turns files into events.
 from fractions import Fraction
 
 from . import budget
-from .base import (ArenaError, BENCH_ENTRIES, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, below, rng_for,
-                   run_scorer, shuffled)
+from .base import ArenaError, BENCH_ENTRIES, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, below, rng_for, shuffled
 from .cards import PARTS, deal_cards, deal_models
 from .jobs import (CANCELLED, DONE, FINAL, ISSUED, KIND, MERGE, MERGE_CALLS, OPEN, READY, STUCK, TRIES, agent_ids, agent_of, attack_id,
                    challenger_id, competitor_jobs, defence_id, is_done, job_kind, judge_id, look_of, match_id, match_of,
@@ -416,16 +415,12 @@ def measure_due(st):
     return "bench" not in st["rounds"][-1] and len(alive_agents(st)) >= 2
 
 
-def grouping_entries(st):
-    """The bench entries that may group a round's survivors (bench.measured_event): the tests
-    some look saw decide a match and upheld (its 'bd', not in its 'disputed'), and the run's
-    scorer (the task asks for the better score), each only while no look disputed it. A test no
-    look has weighed yet groups no one: it may test what the task leaves open."""
+def grouping_tests(st):
+    """The bench tests that may group a round's survivors (bench.measured_event): those some
+    look saw decide a match and upheld (its 'bd', not in its 'disputed'), and no look disputed.
+    A test no look has weighed yet groups no one: it may test what the task leaves open."""
     disputed = {eid for s in st["summ"].values() for eid in s.get("bx", ())}
     upheld = {eid for s in st["summ"].values() for eid in s.get("bd", {}) if eid not in s.get("bx", ())}
-    scorer = run_scorer(st)
-    if scorer is not None:
-        upheld.add(scorer["id"])
     return sorted(upheld - disputed)
 
 

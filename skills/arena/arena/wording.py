@@ -160,7 +160,7 @@ SHOWN_SURVIVORS = 12
 def survivor_bench_lines(st, limit=SHOWN_SURVIVORS):
     """Per round the engine measured (bench.measured_event): its survivors' bench scores, best
     first (comparable across matches: every survivor ran the same entries), and whether the
-    bench (its upheld tests and its scorer) found them alike; up to `limit` agents a line (None: all)."""
+    bench's tests found them alike; up to `limit` agents a line (None: all)."""
     scorer = run_scorer(st)
     lines = []
     for rnd in st["rounds"]:
@@ -180,18 +180,18 @@ def survivor_bench_lines(st, limit=SHOWN_SURVIVORS):
 
 
 def grouped_text(found, limit=None):
-    """What the bench's tests and scorer said of a round's survivors, and what that held back;
-    up to `limit` groups and names a group (None: all)."""
+    """What the bench's tests said of a round's survivors, and what that held back; up to
+    `limit` groups and names a group (None: all)."""
     if not found["tests"]:
-        text = "no test a look has upheld and no undisputed scorer to group them by"
+        text = "no test a look has upheld to group them by"
     elif len(found["groups"]) == 1:
-        text = "the bench (%s) found them alike" % ", ".join(found["tests"])
+        text = "its tests (%s) found them alike" % ", ".join(found["tests"])
     else:
         groups = found["groups"] if limit is None else found["groups"][:limit]
         names = lambda g: " ".join(g if limit is None else g[:limit]) + (
             " and %d more" % (len(g) - limit) if limit is not None and len(g) > limit else "")
         more = " | %d more groups" % (len(found["groups"]) - len(groups)) if len(found["groups"]) > len(groups) else ""
-        text = "the bench split them into %d groups by %s: %s%s" % (
+        text = "its tests split them into %d groups by %s: %s%s" % (
             len(found["groups"]), ", ".join(found["split"]), " | ".join(names(g) for g in groups), more)
     held = {"offer": "; so no settle offer, though the judges found the round's matches equal",
             "probe": "; so no settle probe, though the judges found half or more of the round's matches equal"}
