@@ -408,6 +408,23 @@ class Measured(unittest.TestCase):
         self.assertEqual(bench.measure(run, st, pairs), 0)
         self.assertEqual(sorted(os.listdir(run.path(bench.MEASURE_FOLDER))), ["b01-a001", "b02-a001", "lock"])
 
+    def test_a_result_that_cannot_be_kept_is_run_once_a_command(self):
+        from unittest import mock
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        run = FolderRun(folder)
+        os.makedirs(run.path("out"))
+        with open(run.path("out", "a001.md"), "w") as f:
+            f.write("x 5")
+        st = {"bench": self.entries(run), "sol": {"a001": "out/a001.md"}, "rounds": [{}], "run_code_env": ()}
+        pairs = bench.survivor_texts(run, st, ["a001"])
+        ran = []
+        keep = bench.run_entry
+        with mock.patch.object(bench, "kept_result", lambda *a: None), \
+                mock.patch.object(bench, "run_entry", lambda *a, **k: ran.append(a[2]["id"]) or keep(*a, **k)):
+            self.assertEqual(bench.measure(run, st, pairs), 2)  # both still missing, each run once
+        self.assertEqual(ran, ["b01", "b02"])
+
     def test_an_entry_whose_files_are_gone_is_an_error_result_not_a_traceback(self):
         folder = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, folder)

@@ -558,13 +558,17 @@ def measure(run, st, texts, seconds=COMMAND_SECONDS):
             os.close(fd)
             return len(missing_runs(run, st, texts))
     try:
+        tried = set()
         while True:
             # asked again after each run: survivors with one text share its result, so it runs once
+            # (and once only: a result that cannot be kept is not run again by this command)
             missing = missing_runs(run, st, texts)
-            fits = [m for m in missing if time.time() - start + seconds_for(m[0]) <= seconds]
+            fits = [m for m in missing if (m[0]["id"], m[2]) not in tried
+                    and time.time() - start + seconds_for(m[0]) <= seconds]
             if not fits:
                 return len(missing)
             entry, agent, text = fits[0]
+            tried.add((entry["id"], text))
             run_entry(run, st, entry, text, text, run.path(MEASURE_FOLDER, "%s-%s" % (entry["id"], agent)))
     finally:
         if fd is not None:
