@@ -84,23 +84,48 @@ class Decisions(unittest.TestCase):
         self.assertIsNone(bench.decision(t, {"A": bad, "B": bad}, ["A", "B"]))
         self.assertIsNone(bench.decision(t, {"A": ok, "B": None}, ["A", "B"]))
 
-    def test_the_scorer_decides_only_beyond_its_margin_on_two_runs_of_each_side(self):
+    def test_a_scorer_leans_only_beyond_its_margin_on_two_runs_of_each_side(self):
         low = {"kind": "scorer", "better": "lower"}
         twice = lambda *runs: {"score": sum(runs) / len(runs), "runs": list(runs)}
-        self.assertEqual(bench.decision(low, {"A": twice(100, 100), "B": twice(101, 101)}, ["A", "B"]), "A")
-        self.assertIsNone(bench.decision(low, {"A": twice(100, 100), "B": twice(100.4, 100.4)}, ["A", "B"]))
+        self.assertEqual(bench.lean(low, {"A": twice(100, 100), "B": twice(101, 101)}, ["A", "B"]), "A")
+        self.assertIsNone(bench.lean(low, {"A": twice(100, 100), "B": twice(100.4, 100.4)}, ["A", "B"]))
         high = dict(low, better="higher")
-        self.assertEqual(bench.decision(high, {"A": twice(100, 100), "B": twice(101, 101)}, ["A", "B"]), "B")
+        self.assertEqual(bench.lean(high, {"A": twice(100, 100), "B": twice(101, 101)}, ["A", "B"]), "B")
         # one run each: a gap over the margin waits for the second runs, one within it needs none
         once = {"A": {"score": 100.0}, "B": {"score": 101.0}}
-        self.assertIsNone(bench.decision(low, once, ["A", "B"]))
+        self.assertIsNone(bench.lean(low, once, ["A", "B"]))
         self.assertTrue(bench.needs_repeat(low, once, ["A", "B"]))
         self.assertFalse(bench.needs_repeat(low, {"A": {"score": 100.0}, "B": {"score": 100.4}}, ["A", "B"]))
         self.assertFalse(bench.needs_repeat(low, {"A": twice(100, 100), "B": {"score": 100.4}}, ["A", "B"]))
         # the sides' spreads between their own runs widen the margin: 1 apart, spreads 0.8 + 0.4
         wide = {"A": twice(99.6, 100.4), "B": twice(100.8, 101.2)}
-        self.assertIsNone(bench.decision(low, wide, ["A", "B"]))
-        self.assertEqual(bench.decision(low, dict(wide, B=twice(101.1, 101.5)), ["A", "B"]), "A")
+        self.assertIsNone(bench.lean(low, wide, ["A", "B"]))
+        self.assertEqual(bench.lean(low, dict(wide, B=twice(101.1, 101.5)), ["A", "B"]), "A")
+
+    def test_the_score_is_decided_when_two_scorers_agree_and_none_leans_the_other_way(self):
+        twice = lambda x: {"score": x, "runs": [x, x]}
+        sc = lambda i, better="lower": {"id": "b%02d" % i, "kind": "scorer", "for": "height", "better": better}
+        st = {"bench": [sc(1), {"id": "b02", "kind": "test", "for": "x"}, sc(3), sc(4, "higher")]}
+        ab = ["A", "B"]
+        row = lambda a, b: {"A": twice(a), "B": twice(b)}
+        ok = {"cases": 1, "failed": 0}
+        agree = {"b01": row(100, 101), "b02": {"A": ok, "B": ok}, "b03": row(50, 51), "b04": row(10, 10)}
+        self.assertEqual(bench.decisions(st, agree, ab), {"b01": "A", "b03": "A"})
+        # b04 (higher is better) puts B ahead: the scorers disagree, nothing is decided
+        against = dict(agree, b04=row(10, 11))
+        self.assertEqual(bench.decisions(st, against, ab), {})
+        self.assertIn("the scorers disagree (b01 for A; b03 for A; b04 for B)", bench.report_lines(st, against, ab)[-1])
+        # one scorer leaning beyond its margin with the others within theirs decides nothing
+        one = dict(agree, b03=row(50, 50.1))
+        self.assertEqual(bench.decisions(st, one, ab), {})
+        self.assertIn("only 1 of the 3 scorers leans beyond its margin; it takes 2", bench.report_lines(st, one, ab)[-1])
+        # a scorer that did not score both sides does not count: the one left decides alone
+        alone = {"b01": row(100, 101), "b03": {"A": {"error": "timed out"}, "B": twice(51)}, "b04": {"A": None, "B": None}}
+        self.assertEqual(bench.decisions(st, alone, ab), {"b01": "A"})
+        self.assertIn("decided for A (b01: 1 of 1 scorers", bench.report_lines(st, alone, ab)[-1])
+        # a test decides on its own, whatever the scorers say
+        broke = dict(against, b02={"A": ok, "B": {"cases": 1, "failed": 1}})
+        self.assertEqual(bench.decisions(st, broke, ab), {"b02": "A"})
 
     def test_a_repeat_averages_the_runs_and_an_error_in_either_is_the_result(self):
         first = bench.with_repeat(None, {"score": 10, "seconds": 1.0})
@@ -113,10 +138,11 @@ class Decisions(unittest.TestCase):
     def test_scorer_figures_within_the_margin_are_a_measurement_not_an_open_difference(self):
         st = {"bench": [{"id": "b01", "kind": "scorer", "for": "distance", "better": "lower"}]}
         lines = bench.report_lines(st, {"b01": {"A": {"score": 100.0}, "B": {"score": 100.2}}}, ["A", "B"])
-        self.assertIn("not decided by the bench: 0.2 apart, within its margin of 0.501", lines[-1])
+        self.assertIn("within its margin: 0.2 apart, its margin 0.501", lines[-2])
+        self.assertIn("not decided by the bench: every scorer finds the sides within its margin", lines[-1])
         self.assertNotIn("open:", "\n".join(lines))
         lines = bench.report_lines(st, {"b01": {"A": {"score": 100.0}, "B": {"score": 110.0}}}, ["A", "B"])
-        self.assertIn("not confirmed yet", lines[-1])
+        self.assertIn("not confirmed yet", lines[-2])
         self.assertEqual(bench.unconfirmed(st, {"b01": {"A": {"score": 100.0}, "B": {"score": 110.0}}}, ["A", "B"]),
                          ["b01"])
 
@@ -161,7 +187,8 @@ class Repeats(unittest.TestCase):
                          "for": "distance", "better": "lower"}]}
         far = bench.run_bench(run, st, [("A", "x 100", "x 100"), ("B", "x 110", "x 110")], run.path("w"))["b01"]
         self.assertEqual([far["A"]["runs"], far["B"]["runs"]], [[100.0, 100.0], [110.0, 110.0]])
-        self.assertEqual(bench.decision(st["bench"][0], far, ["A", "B"]), "A")
+        self.assertEqual(bench.lean(st["bench"][0], far, ["A", "B"]), "A")
+        self.assertEqual(bench.decisions(st, {"b01": far}, ["A", "B"]), {"b01": "A"})  # the only scorer decides
         close = bench.run_bench(run, st, [("A", "x 100", "x 100"), ("C", "x 100.2", "x 100.2")], run.path("w"))
         self.assertEqual(close["b01"]["C"]["runs"], [100.2])
         self.assertEqual(close["b01"]["A"]["runs"], [100.0, 100.0])  # kept from the first pair
@@ -467,6 +494,35 @@ class Shown(unittest.TestCase):
         self.assertIn("21 groups by b01: a001 a002 a003 a004 a005 a006 and 24 more | a031 |", line)
         self.assertIn("| 15 more groups; so no settle probe", line)
         self.assertEqual(grouped_text(found).count("a0"), 50)  # the report names them all
+
+
+    def test_survivors_of_several_scorers_are_ranked_by_their_average_distance_behind_the_best(self):
+        from arena.wording import survivor_bench_lines
+        scorers = [{"id": "b01", "kind": "scorer", "better": "lower"}, {"id": "b02", "kind": "scorer", "better": "higher"}]
+        # a001 is best on b01 and 2% behind on b02 (1.0%); a002 1% behind on b01 and best on b02 (0.5%)
+        res = {"a001": {"b01": 100.0, "b02": 49.0}, "a002": {"b01": 101.0, "b02": 50.0}, "a003": {"b01": "error"}}
+        st = {"bench": scorers, "rounds": [{"n": 1, "bench": {"res": res, "tests": [], "groups": [sorted(res)]}}]}
+        self.assertEqual(bench.best_first(st, res), ["a002", "a001", "a003"])
+        line = survivor_bench_lines(st)[0]
+        self.assertIn("scorers b01, b02, each survivor's distance behind the best on each, averaged: a002 0.50%, "
+                      "a001 1.00%, a003 not scored;", line)
+        # one scorer: its own figures, as before
+        st["bench"] = scorers[:1]
+        self.assertIn("scorer b01 (lower is better) a001 100, a002 101, a003 error;", survivor_bench_lines(st)[0])
+
+
+class BenchIn(unittest.TestCase):
+    def test_the_bench_keeps_three_scorers_one_a_job(self):
+        from arena.state import bench_in
+        st = {"bench": []}
+        mark = lambda name, kind="scorer": dict({"kind": kind, "file": "s.py", "data": [], "for": "x",
+                                                 "dir": "bench/" + name}, **({"better": "lower"} if kind == "scorer" else {}))
+        self.assertEqual(bench_in(st, "r1-m01-atk-a001", [mark("s1"), mark("s2"), mark("t1", "test")]), ["b01", "b02"])
+        self.assertEqual(bench_in(st, "r1-m02-atk-a003", [mark("s1"), mark("s3")]), ["b03"])  # s1 is in already
+        self.assertEqual(bench_in(st, "r1-m03-atk-a005", [mark("s4")]), ["b04"])
+        self.assertEqual(bench_in(st, "r1-m04-atk-a007", [mark("s5"), mark("t2", "test")]), ["b05"])  # three scorers
+        self.assertEqual([e["id"] for e in st["bench"] if e["kind"] == "scorer"], ["b01", "b03", "b04"])
+        self.assertEqual(st["bench"][0]["by"], "attack, round 1")
 
 
 class SplitField(unittest.TestCase):

@@ -56,13 +56,14 @@ MOST_LOOKS = (3, 5)
 EQUAL_MARGIN = 0
 
 
-# Most entries a run's bench keeps (bench.py; one of them the scorer).
+# Most entries a run's bench keeps (bench.py), and most scorers among them.
 BENCH_ENTRIES = 10
+BENCH_SCORERS = 3
 
 
-def run_scorer(st):
-    """The run's bench scorer: the first scorer the bench took, or None."""
-    return next((e for e in st.get("bench", []) if e["kind"] == "scorer"), None)
+def run_scorers(st):
+    """The run's bench scorers, in the order the bench took them."""
+    return [e for e in st.get("bench", []) if e["kind"] == "scorer"]
 
 
 # Rounds with at most this many agents are the last two (semifinal and final).

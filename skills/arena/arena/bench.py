@@ -14,10 +14,12 @@ An entry is a Python file run as `python3 <file> solution.md` in a fresh folder 
 its data files and a copy of the solution; the last line it prints is one JSON object: a
 test's {"cases": N, "failed": ["what failed", ...]}, a scorer's {"score": X}. decision()
 reads two sides' results: a test decides for the side that passes every case when the
-other fails one. The scorer decides only a gap its own runs can tell from its noise: when one
+other fails one. A scorer leans only on a gap its own runs can tell from its noise: when one
 run on each side puts them more than SCORE_MARGIN apart, each side is scored a second time
-(needs_repeat), and it decides when the two sides' averages are still more than SCORE_MARGIN
-apart and further apart than the two sides' spreads between their own runs together.
+(needs_repeat), and it leans when the two sides' averages are still more than SCORE_MARGIN
+apart and further apart than the two sides' spreads between their own runs together (lean).
+The bench holds up to MOST_SCORERS scorers from different jobs, and the score is decided only
+when AGREE of them lean the same way and none the other (score_decision).
 """
 
 import ast
@@ -31,7 +33,7 @@ import sys
 import sysconfig
 import time
 
-from .base import BENCH_ENTRIES, JOB_HEADER, ArenaError, run_scorer
+from .base import BENCH_ENTRIES, BENCH_SCORERS, JOB_HEADER, ArenaError, run_scorers
 from .sandbox import run_script
 from .workspace import resolve_in, work_folder
 
@@ -57,6 +59,10 @@ COMMAND_SECONDS = 100
 # that stops on a clock scores differently with the machine's load.
 SCORE_MARGIN = 0.005
 REPEATS = 2
+# The bench keeps up to MOST_SCORERS scorers, each from a different job, and a scored gap is
+# decided when AGREE of them lean the same way and none the other (score_decision).
+MOST_SCORERS = BENCH_SCORERS
+AGREE = 2
 MAX_FAILED_SHOWN = 5
 MAX_LINE = 160
 AGENT_ID = re.compile(r"\ba\d{3,4}\b")
@@ -366,20 +372,13 @@ def kept_bench(run, st, sides):
 # ---------------------------------------------------------------- reading it
 
 def decision(entry, results, labels):
-    """The label a bench entry decides for between two sides, or None (it does not decide)."""
-    if len(labels) != 2:
+    """The label a test decides for between two sides, or None. A scorer decides nothing alone
+    (score_decision reads the bench's scorers together)."""
+    if len(labels) != 2 or entry["kind"] == "scorer":
         return None
     a, b = (results.get(x) for x in labels)
     if not a or not b:
         return None
-    if entry["kind"] == "scorer":
-        if not scored(a, b) or needs_repeat(entry, results, labels):
-            return None
-        x, y = a["score"], b["score"]
-        if abs(x - y) <= score_margin(a, b):
-            return None
-        lower = labels[0] if x < y else labels[1]
-        return lower if entry.get("better") == "lower" else (labels[1] if lower == labels[0] else labels[0])
     clean = [not r.get("error") and r.get("failed") == 0 for r in (a, b)]
     broke = [bool(r.get("error")) or r.get("failed", 0) > 0 for r in (a, b)]
     if clean[0] and broke[1]:
@@ -387,6 +386,41 @@ def decision(entry, results, labels):
     if clean[1] and broke[0]:
         return labels[1]
     return None
+
+
+def lean(entry, results, labels):
+    """The label one scorer puts ahead of the other by more than its margin (score_margin),
+    confirmed by a second run of each side, or None."""
+    if entry["kind"] != "scorer" or len(labels) != 2:
+        return None
+    a, b = (results.get(x) for x in labels)
+    if not scored(a, b) or needs_repeat(entry, results, labels):
+        return None
+    x, y = a["score"], b["score"]
+    if abs(x - y) <= score_margin(a, b):
+        return None
+    lower = labels[0] if x < y else labels[1]
+    return lower if entry.get("better") == "lower" else (labels[1] if lower == labels[0] else labels[0])
+
+
+def score_decision(st, results, labels):
+    """(the label the bench's scorers decide for or None, {scorer id: its lean}): a gap is
+    decided when AGREE scorers that scored both sides lean the same way (all of them when fewer
+    scored) and none leans the other way. Each scorer's instances are its writer's choice, and
+    one scorer alone ranks solutions only as well as that choice (benchmarks/real-agents.md,
+    run 13); scorers from different jobs that agree were right far more often."""
+    leans, counted = {}, 0
+    for entry in run_scorers(st):
+        row = results.get(entry["id"], {})
+        if len(labels) == 2 and scored(*(row.get(x) for x in labels)):
+            counted += 1
+            leans[entry["id"]] = lean(entry, row, labels)
+    need = min(AGREE, counted)
+    votes = [x for x in leans.values() if x]
+    for label in labels:
+        if need and votes.count(label) >= need and len(set(votes)) == 1:
+            return label, leans
+    return None, leans
 
 
 def scored(*results):
@@ -447,8 +481,10 @@ def entry_title(entry):
 
 
 def report_lines(st, results, labels):
-    """The `bench` command's lines: per entry, each side's result and what it decides."""
+    """The `bench` command's lines: per entry, each side's result and what it decides; then
+    what the scorers decide together."""
     lines = []
+    won_score, leans = score_decision(st, results, labels)
     for entry in st.get("bench", []):
         row = results.get(entry["id"])
         if row is None:
@@ -462,11 +498,35 @@ def report_lines(st, results, labels):
         elif needs_repeat(entry, row, labels):
             lines.append("  not confirmed yet: over the margin on one run; each side runs a second time (run the "
                          "command again)")
-        elif entry["kind"] == "scorer" and len(labels) == 2 and scored(*(row.get(x) for x in labels)):
-            lines.append("  not decided by the bench: %s apart, within its margin of %s; this is a measurement like "
-                         "your own, not an open difference: weigh it with what you find"
+        elif leans.get(entry["id"]):
+            lines.append("  leans: for %s (%s apart, over its margin of %s)" % (
+                (leans[entry["id"]],) + tuple(fmt_score(x) for x in margin_figures(*(row[x] for x in labels)))))
+        elif entry["id"] in leans:
+            lines.append("  within its margin: %s apart, its margin %s"
                          % tuple(fmt_score(x) for x in margin_figures(*(row[x] for x in labels))))
+    if leans:
+        lines.append(score_line(won_score, leans, unconfirmed(st, results, labels)))
     return lines
+
+
+def score_line(won, leans, waiting=()):
+    """What the bench's scorers decide together, in one line of the `bench` command."""
+    votes = [x for x in leans.values() if x]
+    if waiting:
+        return "the score: not decided yet: %s await%s a second run of each side (run the command again)" % (
+            ", ".join(waiting), "s" if len(waiting) == 1 else "")
+    if won:
+        for_it = sorted(eid for eid, x in leans.items() if x == won)
+        return "the score: decided for %s (%s: %s of %d scorers lean that way, none the other)" % (
+            won, ", ".join(for_it), len(for_it), len(leans))
+    if len(set(votes)) > 1:
+        why = "the scorers disagree (%s)" % "; ".join("%s for %s" % (eid, x) for eid, x in sorted(leans.items()) if x)
+    elif votes:
+        why = "only %d of the %d scorers leans beyond its margin; it takes %d" % (len(votes), len(leans), AGREE)
+    else:
+        why = "every scorer finds the sides within its margin"
+    return ("the score: not decided by the bench: %s. These figures are measurements like your own, not an open "
+            "difference: weigh them with what you find" % why)
 
 
 def margin_figures(a, b):
@@ -479,12 +539,16 @@ def unconfirmed(st, results, labels):
 
 
 def decisions(st, results, labels):
-    """{entry id: label} of every entry that decides between the two sides."""
+    """{entry id: label} of every entry that decides between the two sides: each test that
+    decides, and when the scorers decide (score_decision), each scorer that leans that way."""
     out = {}
     for entry in st.get("bench", []):
         won = decision(entry, results.get(entry["id"], {}), labels)
         if won:
             out[entry["id"]] = won
+    won, leans = score_decision(st, results, labels)
+    if won:
+        out.update((eid, won) for eid, side in leans.items() if side == won)
     return out
 
 
@@ -611,14 +675,25 @@ def measured_event(run, st, agents, grouping):
             "tests": tests}
 
 
-def best_first(st, res):
-    """The agents of a measurement, best bench score first (no scorer, or errors: by name)."""
-    scorer = run_scorer(st)
-    if scorer is None:
-        return sorted(res)
-    sign = 1 if scorer["better"] == "lower" else -1
+def behind(st, res):
+    """{agent: how far behind the best survivor it scores, as a share of the best, averaged over
+    the scorers that scored it} of a measurement; agents no scorer scored are left out. Each
+    scorer's figures are on its own instances, so only these shares compare across scorers."""
+    out = {}
+    for scorer in run_scorers(st):
+        figures = {a: row.get(scorer["id"]) for a, row in res.items()}
+        figures = {a: x for a, x in figures.items() if isinstance(x, (int, float)) and not isinstance(x, bool)}
+        if not figures:
+            continue
+        best = (min if scorer["better"] == "lower" else max)(figures.values())
+        for agent, x in figures.items():
+            gap = abs(x - best) / abs(best) if best else abs(x - best)
+            out.setdefault(agent, []).append(gap)
+    return {agent: sum(gaps) / len(gaps) for agent, gaps in out.items()}
 
-    def key(agent):
-        x = res[agent].get(scorer["id"])
-        return (0, sign * x, agent) if isinstance(x, (int, float)) else (1, 0, agent)
-    return sorted(res, key=key)
+
+def best_first(st, res):
+    """The agents of a measurement, best bench score first (averaged over the scorers: behind);
+    no scorer, or only errors: by name."""
+    shares = behind(st, res)
+    return sorted(res, key=lambda a: (0, shares[a], a) if a in shares else (1, 0, a))

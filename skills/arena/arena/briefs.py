@@ -18,7 +18,7 @@ from .jobs import (FINAL, KIND, MAX_SOLUTION_BYTES, agent_of, attack_id, probe_i
 from .state import card_of, find_match, judges_of, judge_sides, opponent, path_of
 from .storage import atomic_write
 from .outputs import BadOutput, HEADER, read_output
-from .bench import MOST_ENTRIES, SCORE_MARGIN, SCORER_SECONDS, TEST_SECONDS
+from .bench import MOST_ENTRIES, MOST_SCORERS, SCORE_MARGIN, SCORER_SECONDS, TEST_SECONDS
 from .sandbox import confinement, limits_text
 from .workspace import EXEC_MAX_SECONDS, EXEC_SECONDS, PHASE_MINUTES, point_reproducers, work_folder
 
@@ -394,7 +394,8 @@ BENCH_USE = {
             "(`opponent`)",
             "Run it on your revision before you finish: a failed case there is a flaw the judge will see."),
     "judge": ("both revised solutions, under their labels",
-              "Run it first. Put every entry it marks decided in your `decided` list, with the side it supports, "
+              "Run it first. Put every test it marks decided, and the score when it says `the score: decided`, in "
+              "your `decided` list, with the side it supports, "
               "and score it under correctness and completeness; if you find the entry itself wrong about what the "
               "task decides, name it instead in an object `disputed`, with why, like `\"disputed\": {\"b02\": "
               "\"the task leaves the error type open\"}`. The engine refuses a verdict that does neither, and one "
@@ -417,7 +418,7 @@ def bench_part(st, kind, values):
     return fill(load_template("part-bench"), dict(
         values, bench_sides=sides, bench_use=use, bench_margin="%g%% of the larger" % (100 * SCORE_MARGIN),
         bench_test_seconds=str(TEST_SECONDS), bench_scorer_seconds=str(SCORER_SECONDS),
-        bench_most=str(MOST_ENTRIES))).rstrip("\n") + "\n\n"
+        bench_most=str(MOST_ENTRIES), bench_scorers=str(MOST_SCORERS))).rstrip("\n") + "\n\n"
 
 
 def write_conductor_brief(run, st):

@@ -12,7 +12,7 @@ files: storage.py persists it, outputs.py turns files into events.
 from fractions import Fraction
 
 from . import budget
-from .base import ArenaError, BENCH_ENTRIES, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, below, rng_for, shuffled
+from .base import ArenaError, BENCH_ENTRIES, BENCH_SCORERS, DEFAULT_BATCH, DEFAULT_LANE_JOBS, DEFAULT_RECHECK, LABELS, below, rng_for, shuffled
 from .cards import PARTS, deal_cards, deal_models
 from .jobs import (CANCELLED, DONE, FINAL, ISSUED, KIND, MERGE, MERGE_CALLS, OPEN, READY, STUCK, TRIES, agent_ids, agent_of, attack_id,
                    challenger_id, competitor_jobs, defence_id, is_done, job_kind, judge_id, look_of, match_id, match_of,
@@ -596,13 +596,16 @@ def on_done(st, job, out):
 
 
 def bench_in(st, job, marks):
-    """Add a collected job's bench entries while the bench has room (base.BENCH_ENTRIES, one
-    scorer); the ids added, in order. The same marks add the same entries on every replay."""
+    """Add a collected job's bench entries while the bench has room (base.BENCH_ENTRIES, of them
+    base.BENCH_SCORERS scorers, one a job: scorers that agree must come from different writers);
+    the ids added, in order. The same marks add the same entries on every replay."""
     added = []
     for mark in marks:
         have = st["bench"]
-        if len(have) >= BENCH_ENTRIES or (mark["kind"] == "scorer" and any(e["kind"] == "scorer" for e in have)) \
-                or any(e["dir"] == mark["dir"] for e in have):
+        if mark["kind"] == "scorer" and (sum(e["kind"] == "scorer" for e in have) >= BENCH_SCORERS or any(
+                e["kind"] == "scorer" and e["id"] in added for e in have)):
+            continue
+        if len(have) >= BENCH_ENTRIES or any(e["dir"] == mark["dir"] for e in have):
             continue
         entry = dict(mark, id="b%02d" % (len(have) + 1), by=bench_author(st, job))
         have.append(entry)

@@ -9,8 +9,8 @@ It reads the state and never changes it.
 """
 
 from . import budget
-from .base import plural, run_scorer
-from .bench import best_first, fmt_score
+from .base import plural, run_scorers
+from .bench import behind, best_first, fmt_score
 from .jobs import KIND, KINDS_IN_ORDER, READY, agent_of, job_kind, status
 from .sandbox import confinement_line, limits_text
 from .schedule import progress
@@ -161,7 +161,7 @@ def survivor_bench_lines(st, limit=SHOWN_SURVIVORS):
     """Per round the engine measured (bench.measured_event): its survivors' bench scores, best
     first (comparable across matches: every survivor ran the same entries), and whether the
     bench's tests found them alike; up to `limit` agents a line (None: all)."""
-    scorer = run_scorer(st)
+    scorers = run_scorers(st)
     lines = []
     for rnd in st["rounds"]:
         found = rnd.get("bench")
@@ -169,12 +169,20 @@ def survivor_bench_lines(st, limit=SHOWN_SURVIVORS):
             continue
         res = found["res"]
         head = "bench after round %d, run by the engine on its %d survivors:" % (rnd["n"], len(res))
-        if scorer and any(scorer["id"] in row for row in res.values()):
+        ran = [e for e in scorers if any(e["id"] in row for row in res.values())]
+        if ran:
             order = best_first(st, res)
             shown = order if limit is None else order[:limit]
-            figures = ", ".join("%s %s" % (a, fmt_figure(res[a].get(scorer["id"]))) for a in shown)
             more = " and %d more" % (len(order) - len(shown)) if len(order) > len(shown) else ""
-            head += " scorer %s (%s is better) %s%s;" % (scorer["id"], scorer["better"], figures, more)
+            if len(ran) == 1:
+                figures = ", ".join("%s %s" % (a, fmt_figure(res[a].get(ran[0]["id"]))) for a in shown)
+                head += " scorer %s (%s is better) %s%s;" % (ran[0]["id"], ran[0]["better"], figures, more)
+            else:
+                shares = behind(st, res)
+                figures = ", ".join("%s %s" % (a, "%.2f%%" % (100 * shares[a]) if a in shares else "not scored")
+                                    for a in shown)
+                head += " scorers %s, each survivor's distance behind the best on each, averaged: %s%s;" % (
+                    ", ".join(e["id"] for e in ran), figures, more)
         lines.append(head + " " + grouped_text(found, None if limit is None else max(1, limit // 2)))
     return lines
 
