@@ -8,6 +8,7 @@ solutions with rank correlations from 0.07 to 0.88). This plays, in the judging 
 an error of its own (sd per scorer, in units of the field's quality sd), under these rules for
 a look's score:
 
+- none: no bench, judges as in judging.py (the same for every scorer set);
 - one: the run's first scorer (drawn per run) decides a gap beyond the margin; inside it the judge judges as
   without a bench (the engine before this change);
 - agree: a gap is decided when two scorers put the sides beyond the margin the same way and
@@ -31,7 +32,7 @@ sys.path.insert(0, HERE)
 import judging  # noqa: E402
 from arena.base import rng_for  # noqa: E402
 
-RULES = ("one", "agree", "mean")
+RULES = ("none", "one", "agree", "mean")
 
 
 def scores(q, sds):
@@ -47,6 +48,8 @@ def lean(sa, sb, margin):
 def verdict(rule, qa, qb, sds, margin, first=0):
     """+1 / -1 when the bench decides the look for a / b, 0 when it leaves it to the judge;
     first is the scorer a run's bench took first (which job wrote first is chance)."""
+    if rule == "none":
+        return 0
     a, b = scores(qa, sds), scores(qb, sds)
     if rule == "one":
         return lean(a[first], b[first], margin)
@@ -136,14 +139,14 @@ def main(argv=None):
         s = judging.summary(rows[cell], n, base)
         print("| %d | %s | %s | %s | %.3f | %.3f | %.1f | %s |" % (
             n, name, "/".join("%g" % x for x in sds), rule, s["best"], s["top3"], s["calls"],
-            "-" if rule == "one" else judging.signed(s["dbest"], s["sebest"])))
+            "-" if rule in ("one", "none") else judging.signed(s["dbest"], s["sebest"])))
     print()
     print("Pairs at least %g field sd apart (20,000 a row): how often the bench decides, and how often for the "
           "better side" % args.decided)
     print("| scorers | rule | decides | right when it decides |")
     print("| --- | --- | --- | --- |")
     for sds in sets:
-        for rule in RULES:
+        for rule in RULES[1:]:
             made, right = pairs(rule, sds, args.margin, args.decided, 20000, args.seed)
             print("| %s | %s | %.2f | %.3f |" % ("/".join("%g" % x for x in sds), rule, made, right))
     print("(%.0f s)" % (time.time() - start))
