@@ -155,6 +155,30 @@ if __name__ == "__main__":
     unittest.main()
 
 
+class BenchAgree(unittest.TestCase):
+    """benchmarks/bench_agree.py: its rules decide as its report says."""
+
+    def test_agreement_decides_only_when_two_scorers_lean_one_way_and_none_the_other(self):
+        import bench_agree
+        exact = (0.0, 0.0, 0.0)
+        self.assertEqual(bench_agree.verdict("agree", 1.0, 0.0, exact, 0.5), 1)
+        self.assertEqual(bench_agree.verdict("agree", 0.0, 0.2, exact, 0.5), 0)  # within the margin
+        self.assertEqual(bench_agree.verdict("none", 1.0, 0.0, exact, 0.5), 0)
+        wild = (0.0, 0.0, 30.0)
+        seen = set()
+        for q in range(40):
+            qa, qb = q / 7.0, q / 7.0 - 1
+            a, b = bench_agree.scores(qa, wild), bench_agree.scores(qb, wild)
+            wild_lean = bench_agree.lean(a[2], b[2], 0.5)
+            seen.add(wild_lean)
+            # two exact scorers lean for a: decided unless the wild one leans for b
+            self.assertEqual(bench_agree.verdict("agree", qa, qb, wild, 0.5), 0 if wild_lean == -1 else 1)
+            # one scorer: the first the run took, whatever the others say
+            self.assertEqual(bench_agree.verdict("one", qa, qb, wild, 0.5, first=2), wild_lean)
+            self.assertEqual(bench_agree.verdict("one", qa, qb, wild, 0.5, first=0), 1)
+        self.assertIn(-1, seen)  # the wild scorer did lean the other way somewhere
+
+
 class ScoredSettle(unittest.TestCase):
     """benchmarks/scored_settle.py: the rules it compares do what its report says."""
 
