@@ -379,6 +379,115 @@ class WholeRun(unittest.TestCase):
         self.assertIn("attack, round 1", page)
 
 
+# Three scorers, each reading its own line ("S1 100") of a solution; lower is better. By agent,
+# what each scorer finds: the pairs they make agree (a001 over a002), disagree (a001 against
+# a003) and lean alone, whatever the bracket pairs.
+SCORES = {"a001": (100, 100, 100), "a002": (110, 110, 100), "a003": (100, 110, 90), "a004": (105, 95, 100)}
+SCORER = ("import json, sys\nline = [x for x in open(sys.argv[1], encoding='utf-8') if x.startswith('S%d ')][-1]\n"
+          "print(json.dumps({'score': float(line.split()[1])}))\n")
+
+
+class ScoredStandIn(BenchStandIn):
+    """Stand-ins for a scored task: every solution carries its scorer lines (SCORES), the attacks
+    of round 1 each add a scorer of their own (by the attacker's number; a004's is a001's again),
+    and a judge supports in `decided` the side of the line `the score: decided for`, except the
+    judges in `ignore` on their first try."""
+
+    def __init__(self, cwd, ignore=()):
+        BenchStandIn.__init__(self, cwd, marked=())
+        self.ignore = set(ignore)
+
+    def __call__(self, call):
+        job = call["description"]
+        kind = job_kind(job)
+        with open(os.path.join(self.cwd, call["prompt"].split()[1]), encoding="utf-8") as f:
+            brief = f.read()
+        folder = re.search(r"Your work folder is `([^`]+)`", brief).group(1)
+        run_dir = os.path.dirname(os.path.dirname(call["prompt"].split()[1]))
+        receipt = StandIn.__call__(self, call)
+        if kind in ("spawn", "def"):
+            agent = job[-4:]
+            sol = job if kind == "spawn" else job.replace("-def-", "-sol-")
+            with open(os.path.join(self.cwd, run_dir, "out", sol + ".md"), "a", encoding="utf-8") as f:
+                f.write("\n" + "".join("S%d %d\n" % (k + 1, x) for k, x in enumerate(SCORES[agent])))
+        elif kind == "atk" and job.startswith("r1-"):
+            k = (int(job[-3:]) - 1) % 3 + 1
+            self._write(folder + "score.py", SCORER % k)
+            self._write(folder + "bench.json", json.dumps({"bench": [
+                {"kind": "scorer", "file": "score.py", "for": "figure %d" % k, "better": "lower"}]}))
+        elif kind == "judge":
+            command = re.search(r"`(python3 -S \"[^\"]+\" bench --run \S+ --job \S+)`", brief)
+            out = subprocess.run(shlex.split(command.group(1)), cwd=self.cwd, capture_output=True, text=True,
+                                 timeout=120).stdout
+            self.bench_out.setdefault(job, []).append(out)
+            won = re.findall(r"^the score: decided for (\w+) ", out, re.M)
+            if job in self.ignore:
+                self.ignore.discard(job)
+                return receipt
+            path = os.path.join(self.cwd, re.search(r"`(\.arena/[^`]+?/out/%s\.json)`" % re.escape(job), brief).group(1))
+            with open(path, encoding="utf-8") as f:
+                v = json.load(f)
+            if won:
+                v.pop("equivalent", None)
+                v["decided"] = [{"difference": "the bench's scorers agree on the score", "supports": won[0]}]
+                v["open"] = []
+                v["scores"] = {label: {c: int(n) if label == won[0] else 0 for c, n in
+                                       re.findall(r"^- ([a-z]+) \((\d+)\):", brief, re.M)} for label in v["scores"]}
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(v, f)
+        return receipt
+
+
+class ScoredRun(unittest.TestCase):
+    """A 4-agent --bench run of a scored task played through the CLI: three scorers from
+    different attacks, and a score decided only where two of them agree and none disagrees."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cwd = init_run(cls, 4, 5, "--run-code", "--bench", "--merge", "off", "--direct", "--wave", "4",
+                           "--settle", "never", run="sc")
+        cls.agent = ScoredStandIn(cls.cwd, ignore={"r1-m01-judge", "r1-m02-judge"})
+        Orchestrator(cls.cwd, cls.agent, "sc", wave=4).play()
+        cls.st = state_of(cls.cwd, "sc")
+
+    addCleanup = WholeRun.addCleanup
+    tearDownClass = WholeRun.tearDownClass
+
+    def expected(self, sides):
+        """{scorer id: side} the engine should record for a look at these two sides, from SCORES."""
+        ids = [e["id"] for e in self.st["bench"]]
+        fig = lambda side, k: SCORES[side][int(self.st["bench"][k]["for"].split()[-1]) - 1]
+        leans = [None if fig(sides[0], k) == fig(sides[1], k) else min(sides, key=lambda s: fig(s, k))
+                 for k in range(len(ids))]
+        votes = [x for x in leans if x]
+        if len(set(votes)) == 1 and len(votes) >= 2:
+            return {eid: votes[0] for eid, x in zip(ids, leans) if x}
+        return None
+
+    def test_the_bench_keeps_one_scorer_from_each_of_three_attacks(self):
+        self.assertEqual([(e["kind"], e["by"]) for e in self.st["bench"]], [("scorer", "attack, round 1")] * 3)
+        self.assertEqual(sorted(e["for"] for e in self.st["bench"]), ["figure 1", "figure 2", "figure 3"])
+
+    def test_every_look_records_a_decided_score_only_where_two_scorers_agree(self):
+        looks = [(job, v) for job, v in self.st["summ"].items() if job_kind(job) == "judge" and "bn" in v]
+        self.assertGreaterEqual(len(looks), 3)
+        for job, v in looks:
+            self.assertEqual(v.get("bd"), self.expected(sorted(v["sc"])), job)
+
+    def test_the_command_says_when_the_scorers_disagree_or_lean_alone(self):
+        said = "\n".join(out for outs in self.agent.bench_out.values() for out in outs)
+        decided = any(self.expected(sorted(v["sc"])) for j, v in self.st["summ"].items() if "bn" in v)
+        self.assertEqual("the score: decided for" in said, decided)
+        self.assertRegex(said, r"the score: (not decided by the bench: the scorers disagree|decided for)")
+
+    def test_a_verdict_that_passes_over_a_decided_score_is_refused(self):
+        refused = set(os.listdir(os.path.join(self.cwd, ".arena", "sc", "out", "refused")))
+        for job in ("r1-m01-judge", "r1-m02-judge"):
+            v = self.st["summ"][job]
+            agreed = self.expected(sorted(v["sc"]))
+            self.assertEqual(job + ".try1.json" in refused, bool(agreed), job)
+
+
 class Measured(unittest.TestCase):
     """Before a finished round closes, the engine runs the bench on its survivors itself."""
 
